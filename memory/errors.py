@@ -1,0 +1,58 @@
+"""The one application error hierarchy, translated at each edge (MCP, HTTP, CLI, admin)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SlowaveError(Exception):
+    code = "internal_error"
+    retryable = True
+
+    def __init__(self, message: str, *, field_errors: list[dict[str, str]] | None = None,
+                 outstanding: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field_errors = field_errors
+        self.outstanding = outstanding
+
+    def as_error(self) -> dict[str, Any]:
+        error: dict[str, Any] = {
+            "code": self.code,
+            "message": self.message,
+            "retryable": self.retryable,
+        }
+        if self.field_errors is not None:
+            error["field_errors"] = self.field_errors
+        if self.outstanding is not None:
+            error["outstanding"] = self.outstanding
+        return error
+
+
+class InvalidInput(SlowaveError):
+    code = "invalid_input"
+    retryable = False
+
+    @classmethod
+    def for_field(cls, path: str, message: str) -> InvalidInput:
+        return cls(f"{path}: {message}", field_errors=[{"path": path, "message": message}])
+
+
+class NotFound(SlowaveError):
+    code = "not_found"
+    retryable = False
+
+
+class IncompleteFeedback(SlowaveError):
+    code = "incomplete_feedback"
+    retryable = True
+
+
+class StorageBusy(SlowaveError):
+    code = "storage_busy"
+    retryable = True
+
+
+class StorageError(SlowaveError):
+    code = "storage_error"
+    retryable = False

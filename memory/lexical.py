@@ -1,0 +1,61 @@
+"""FTS5 BM25 search (spec §4): user text is tokenised and quoted, never passed as syntax."""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from memory.text import tokens
+
+FTS_KINDS = ("memory", "episode", "procedure")
+
+
+def fts_query(text: str) -> str:
+    """An OR query of quoted tokens, or '' when the text has no searchable token."""
+    unique = list(dict.fromkeys(tokens(text)))
+    return " OR ".join(f'"{t}"' for t in unique)
+
+
+def index(kind: str, row_id: int, scope: str, content: str) -> None:
+    _check(kind)
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM fts_{kind} WHERE rowid = %s", [row_id])
+        cursor.execute(
+            f"INSERT INTO fts_{kind}(rowid, content, scope) VALUES (%s, %s, %s)",
+            [row_id, content, scope],
+        )
+
+
+def search(kind: str, text: str, scopes: list[str], limit: int) -> list[tuple[int, float]]:
+    """(row id, -bm25) best first; empty when the text has no tokens."""
+    _check(kind)
+    query = fts_query(text)
+    if not query or not scopes:
+        return []
+    placeholders = ", ".join(["%s"] * len(scopes))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT rowid, -bm25(fts_{kind}) AS score FROM fts_{kind} "
+            f"WHERE fts_{kind} MATCH %s AND scope IN ({placeholders}) "
+            "ORDER BY score DESC, rowid LIMIT %s",
+            [query, *scopes, limit],
+        )
+        return [(int(row_id), float(score)) for row_id, score in cursor]
+
+
+def document_frequency(kind: str, term: str, scopes: list[str]) -> int:
+    _check(kind)
+    if not scopes:
+        return 0
+    placeholders = ", ".join(["%s"] * len(scopes))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM fts_{kind} WHERE fts_{kind} MATCH %s "
+            f"AND scope IN ({placeholders})",
+            [f'"{term}"', *scopes],
+        )
+        return int(cursor.fetchone()[0])
+
+
+def _check(kind: str) -> None:
+    if kind not in FTS_KINDS:
+        raise ValueError(f"unknown lexical kind {kind!r}")

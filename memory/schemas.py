@@ -1,0 +1,329 @@
+"""Pydantic input models shared by MCP tools, REST routes and the CLI (spec §6, §14).
+
+Cross-field rules raise RuleViolation so the edge can report the exact rule message with
+its field path; everything else is pydantic's own message prefixed by the dotted path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from memory.errors import InvalidInput
+
+MEMORY_TYPES = (
+    "fact", "preference", "decision", "constraint", "instruction",
+    "lesson", "warning", "open_question", "task", "artifact",
+)
+MemoryTypeName = Literal[
+    "fact", "preference", "decision", "constraint", "instruction",
+    "lesson", "warning", "open_question", "task", "artifact",
+]
+CONTINUITY_RE = re.compile(r"^cont_[A-Za-z0-9_-]{32,96}$")
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+SCOPE_MESSAGE = "scope must use nonblank kind:id form"
+CONTEXT_MAX_BYTES = 16 * 1024
+CONTEXT_MAX_DEPTH = 5
+
+
+class RuleViolation(ValueError):
+    """A named rule broken; carries the field path it belongs to."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+def check_scope(value: str) -> str:
+    kind, sep, ident = value.partition(":")
+    if (
+        not 3 <= len(value) <= 200
+        or not sep
+        or not kind.strip()
+        or not ident.strip()
+        or CONTROL_RE.search(value)
+    ):
+        raise RuleViolation("scope", SCOPE_MESSAGE)
+    return value
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def check_context(value: dict[str, Any] | None, path: str) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if len(json.dumps(value, ensure_ascii=False).encode("utf-8")) > CONTEXT_MAX_BYTES:
+        raise RuleViolation(path, f"{path} must serialise to at most 16 KiB")
+    if _depth(value) > CONTEXT_MAX_DEPTH:
+        raise RuleViolation(path, f"{path} must nest at most 5 levels deep")
+    return value
+
+
+def parse_timestamp(value: str, path: str) -> datetime:
+    if not value.strip():
+        raise RuleViolation(path, f"{path} must be nonblank when supplied")
+    text = value.strip()
+    if text.endswith(("z", "Z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise RuleViolation(path, f"{path} must be an RFC 3339 timestamp") from None
+    if "T" not in text.upper() and " " not in text:
+        raise RuleViolation(path, f"{path} must be an RFC 3339 timestamp")
+    if parsed.tzinfo is None:
+        raise RuleViolation(path, f"{path} must include a UTC offset")
+    return parsed
+
+
+Scope = Annotated[str, Field(description="Memory scope as kind:id, e.g. project:checkout-service.")]
+
+
+class ActivateIn(Strict):
+    task: str = Field(min_length=1, max_length=20_000, description="The task, verbatim: the main retrieval cue.")
+    initial_goal: str = Field(min_length=1, max_length=2_000, description="What done looks like for this task.")
+    scope: Scope
+    continuity_id: str | None = Field(default=None, description="cont_… id from an earlier activation, to correlate sessions.")
+    task_context: dict[str, Any] | None = Field(default=None, description="Structured context (≤16 KiB, depth ≤5).")
+    semantic_context: str | None = Field(default=None, max_length=4_000, description="Extra free text to steer retrieval.")
+
+    _scope = field_validator("scope")(classmethod(lambda cls, v: check_scope(v)))
+
+    @field_validator("continuity_id")
+    @classmethod
+    def _continuity(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value:
+            raise RuleViolation("continuity_id", "continuity_id must be nonblank when supplied")
+        if not CONTINUITY_RE.match(value):
+            raise RuleViolation("continuity_id", "continuity_id is malformed")
+        return value
+
+    @field_validator("task_context")
+    @classmethod
+    def _context(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return check_context(value, "task_context")
+
+
+class RememberItem(Strict):
+    content: str = Field(min_length=1, max_length=8_000, description="One standalone durable claim.")
+    type: MemoryTypeName = Field(description="Kind of claim.")
+    occurred_at: str | None = Field(default=None, description="When it happened, RFC 3339 with offset.")
+
+
+class RememberIn(Strict):
+    scope: Scope
+    session_id: str = Field(description="sess_… id from slowave_activate.")
+    content: str | None = Field(default=None, min_length=1, max_length=8_000, description="One standalone durable claim (scalar form).")
+    type: MemoryTypeName | None = Field(default=None, description="Kind of claim (scalar form).")
+    occurred_at: str | None = Field(default=None, description="When it happened, RFC 3339 with offset (scalar form).")
+    memories: list[RememberItem] | None = Field(default=None, min_length=1, max_length=256, description="Batch form: up to 256 claims.")
+
+    _scope = field_validator("scope")(classmethod(lambda cls, v: check_scope(v)))
+
+    @model_validator(mode="after")
+    def _form(self) -> RememberIn:
+        scalar = self.content is not None or self.type is not None or self.occurred_at is not None
+        if self.memories is not None and scalar:
+            raise RuleViolation("memories", "memories is mutually exclusive with content and type")
+        if self.memories is None and (self.content is None or self.type is None):
+            raise RuleViolation("content", "content and type are required when memories is omitted")
+        if self.occurred_at is not None:
+            parse_timestamp(self.occurred_at, "occurred_at")
+        for i, item in enumerate(self.memories or []):
+            if item.occurred_at is not None:
+                parse_timestamp(item.occurred_at, f"memories[{i}].occurred_at")
+        return self
+
+    def items(self) -> list[RememberItem]:
+        if self.memories is not None:
+            return self.memories
+        return [RememberItem(content=self.content, type=self.type, occurred_at=self.occurred_at)]
+
+
+class RecallIn(Strict):
+    session_id: str = Field(description="sess_… id from slowave_activate.")
+    scope: Scope
+    query: str | None = Field(default=None, max_length=4_000, description="What you need to know now.")
+    task_context: dict[str, Any] | None = Field(default=None, description="Merged into the session's context.")
+    semantic_context: str | None = Field(default=None, max_length=4_000, description="Extra free text to steer retrieval.")
+    evidence: Literal["references", "full"] = Field(default="references", description="full adds evidence content.")
+    continue_from: str | None = Field(default=None, description="cur_… cursor from a previous page.")
+
+    _scope = field_validator("scope")(classmethod(lambda cls, v: check_scope(v)))
+
+    @field_validator("task_context")
+    @classmethod
+    def _context(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return check_context(value, "task_context")
+
+    @model_validator(mode="after")
+    def _form(self) -> RecallIn:
+        if self.continue_from is not None:
+            if (
+                self.query is not None
+                or self.task_context is not None
+                or self.semantic_context is not None
+                or self.evidence != "references"
+            ):
+                raise RuleViolation(
+                    "continue_from",
+                    "continue_from is mutually exclusive with query, task_context, and full evidence",
+                )
+        elif not self.query:
+            raise RuleViolation("query", "query must be nonblank when continue_from is omitted")
+        return self
+
+
+class MemoryFeedback(Strict):
+    memory_id: str = Field(max_length=40, description="sch_… id shown by the retrieval.")
+    assessment: str = Field(max_length=40, description="used | irrelevant | stale.")
+    relevance: str | None = Field(default=None, max_length=40, description="relevant | irrelevant | uncertain.")
+    effect: str | None = Field(default=None, max_length=40, description="For used: helped (default) | no_effect | harmed.")
+    stale_reason: str | None = Field(default=None, max_length=40, description="For stale: contradicted | superseded | outdated | unsupported | withdrawn.")
+    replacement_memory_id: str | None = Field(default=None, max_length=40, description="Current memory that replaces a stale one.")
+    reason: str | None = Field(default=None, max_length=2_000, description="Why; required for stale.")
+
+
+class ProcedureFeedback(Strict):
+    procedure_id: str = Field(max_length=80, description="proc_… id shown by the retrieval.")
+    use: str = Field(max_length=40, description="used | not_used.")
+    effect: str = Field(default="unknown", max_length=40, description="helped | no_effect | harmed | unknown.")
+    contribution: str | None = Field(default=None, max_length=2_000, description="Required when used: what it contributed.")
+    reason: str | None = Field(default=None, max_length=2_000)
+
+
+class FeedbackRecord(Strict):
+    retrieval_id: str = Field(max_length=40, description="ctx_… or rec_… id of the retrieval assessed.")
+    memory_feedback: list[MemoryFeedback] | None = Field(default=None, max_length=256)
+    procedure_feedback: list[ProcedureFeedback] | None = Field(default=None, max_length=64)
+    retrieval_quality: str | None = Field(default=None, max_length=2_000)
+    missing: list[Annotated[str, Field(max_length=500)]] | None = Field(default=None, max_length=32)
+    coverage: Literal["partial", "complete"] = Field(default="partial", description="complete = every shown item is assessed.")
+
+
+class FeedbackIn(Strict):
+    retrieval_id: str | None = Field(default=None, max_length=40, description="ctx_… or rec_… id of the retrieval assessed.")
+    memory_feedback: list[MemoryFeedback] | None = Field(default=None, max_length=256)
+    procedure_feedback: list[ProcedureFeedback] | None = Field(default=None, max_length=64)
+    retrieval_quality: str | None = Field(default=None, max_length=2_000)
+    missing: list[Annotated[str, Field(max_length=500)]] | None = Field(default=None, max_length=32)
+    coverage: Literal["partial", "complete"] | None = Field(default=None, description="complete = every shown item is assessed (default partial).")
+    items: list[FeedbackRecord] | None = Field(default=None, min_length=1, max_length=64, description="Batch form: one record per retrieval.")
+
+    @model_validator(mode="after")
+    def _form(self) -> FeedbackIn:
+        scalar_fields = ("retrieval_id", "memory_feedback", "procedure_feedback", "retrieval_quality", "missing", "coverage")
+        if self.items is not None:
+            if any(getattr(self, name) is not None for name in scalar_fields):
+                raise RuleViolation("items", "items is mutually exclusive with scalar feedback fields")
+        elif not self.retrieval_id:
+            raise RuleViolation("retrieval_id", "retrieval_id is required")
+        return self
+
+    def records(self) -> list[FeedbackRecord]:
+        if self.items is not None:
+            return self.items
+        return [
+            FeedbackRecord(
+                retrieval_id=self.retrieval_id,
+                memory_feedback=self.memory_feedback,
+                procedure_feedback=self.procedure_feedback,
+                retrieval_quality=self.retrieval_quality,
+                missing=self.missing,
+                coverage=self.coverage or "partial",
+            )
+        ]
+
+
+class Verification(Strict):
+    status: Literal["verified", "partially_verified", "unverified"]
+    summary: str = Field(min_length=1, max_length=4_000)
+    evidence_refs: list[Annotated[str, Field(max_length=500)]] = Field(default_factory=list, max_length=32)
+
+
+class CommitProcedureStep(Strict):
+    summary: str = Field(min_length=1, max_length=1_000)
+
+
+class CommitProcedure(Strict):
+    version: Literal[2] = 2
+    goal: str | None = Field(default=None, max_length=1_000, description="Defaults to final_goal.")
+    summary: str = Field(min_length=1, max_length=2_000)
+    context: dict[str, Any] = Field(default_factory=dict)
+    steps: list[CommitProcedureStep] = Field(min_length=1, max_length=64, description="Objects: [{summary}].")
+    caveats: list[Annotated[str, Field(min_length=1, max_length=1_000)]] = Field(default_factory=list, max_length=32)
+    deduplication_key: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_.:-]{0,63}$")
+
+    @field_validator("context")
+    @classmethod
+    def _context(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_context(value, "procedure.context") or {}
+
+
+class TrajectoryEntry(Strict):
+    kind: Literal["action", "observation"]
+    summary: str = Field(min_length=1, max_length=1_000)
+    status: Literal["started", "succeeded", "failed", "unknown"] = "unknown"
+
+
+class CommitIn(Strict):
+    session_id: str = Field(description="sess_… id from slowave_activate.")
+    final_goal: str = Field(min_length=1, max_length=2_000)
+    outcome: Literal["success", "partial", "failure"]
+    outcome_summary: str = Field(min_length=1, max_length=8_000)
+    verification: Verification
+    procedure: CommitProcedure | None = Field(default=None, description="A reusable procedure learnt in this task.")
+    trajectory: list[TrajectoryEntry] | None = Field(default=None, max_length=32)
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def validation_error(exc: ValidationError, prefix: str = "") -> InvalidInput:
+    field_errors: list[dict[str, str]] = []
+    parts: list[str] = []
+    for err in exc.errors(include_url=False):
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, RuleViolation):
+            path = prefix + cause.path if prefix and cause.path else cause.path
+            field_errors.append({"path": path, "message": cause.message})
+            parts.append(cause.message)
+            continue
+        path = _path(tuple(err["loc"]))
+        path = f"{prefix}{path}" if prefix else path
+        field_errors.append({"path": path, "message": err["msg"]})
+        parts.append(f"{path}: {err['msg']}" if path else err["msg"])
+    return InvalidInput("; ".join(parts), field_errors=field_errors)
+
+
+def parse_input(model: type[BaseModel], raw: Any) -> Any:
+    if not isinstance(raw, dict):
+        raise InvalidInput("arguments must be an object", field_errors=[{"path": "", "message": "arguments must be an object"}])
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise validation_error(exc) from None

@@ -1,0 +1,48 @@
+"""Text helpers shared by storage and ranking: normalisation, tokens, light stemming."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+TOKEN_RE = re.compile(r"[a-z0-9]+")
+WHITESPACE_RE = re.compile(r"\s+")
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves""".split()
+)
+
+
+def normalize(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return WHITESPACE_RE.sub(" ", folded).strip()
+
+
+def normalized_hash(text: str) -> str:
+    return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case word tokens without stopwords, in order (duplicates kept)."""
+    return [t for t in TOKEN_RE.findall(text.lower()) if t not in STOPWORDS]
+
+
+def stem(token: str) -> str:
+    if token.endswith("ies") and len(token) > 4:
+        return token[:-3] + "y"
+    for suffix in ("ing", "es", "s"):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 4:
+            return token[: -len(suffix)]
+    return token
+
+
+def stems(text: str) -> set[str]:
+    return {stem(t) for t in tokens(text)}

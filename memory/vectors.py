@@ -1,0 +1,80 @@
+"""Exact nearest-neighbour search behind a small interface (spec §4).
+
+Kinds: memory, episode, procedure, prototype. Rows are keyed by the owning row's integer
+key (procedures by a stable integer derived in the service). Callers filter status.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+from django.db import connection
+
+from memory.embeddings import to_blob
+
+KINDS = ("memory", "episode", "procedure", "prototype")
+
+
+class VectorIndex(Protocol):
+    name: str
+
+    def upsert(self, kind: str, row_id: int, scope: str, vector: np.ndarray) -> None: ...
+
+    def delete(self, kind: str, row_id: int) -> None: ...
+
+    def knn(
+        self, kind: str, vector: np.ndarray, k: int, scopes: list[str]
+    ) -> list[tuple[int, float]]: ...
+
+
+class SqliteVecIndex:
+    """vec0 tables partitioned by scope, cosine distance, brute force (exact)."""
+
+    name = "sqlite-vec"
+
+    def upsert(self, kind: str, row_id: int, scope: str, vector: np.ndarray) -> None:
+        _check_kind(kind)
+        with connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM vec_{kind} WHERE rowid = %s", [row_id])
+            cursor.execute(
+                f"INSERT INTO vec_{kind}(rowid, scope, embedding) VALUES (%s, %s, %s)",
+                [row_id, scope, to_blob(vector)],
+            )
+
+    def delete(self, kind: str, row_id: int) -> None:
+        _check_kind(kind)
+        with connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM vec_{kind} WHERE rowid = %s", [row_id])
+
+    def knn(
+        self, kind: str, vector: np.ndarray, k: int, scopes: list[str]
+    ) -> list[tuple[int, float]]:
+        _check_kind(kind)
+        blob = to_blob(vector)
+        hits: list[tuple[int, float]] = []
+        with connection.cursor() as cursor:
+            for scope in scopes:
+                cursor.execute(
+                    f"SELECT rowid, distance FROM vec_{kind} "
+                    "WHERE embedding MATCH %s AND k = %s AND scope = %s",
+                    [blob, k, scope],
+                )
+                hits.extend((int(row_id), 1.0 - float(distance)) for row_id, distance in cursor)
+        hits.sort(key=lambda hit: (-hit[1], hit[0]))
+        return hits[:k]
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"unknown vector kind {kind!r}")
+
+
+_index: VectorIndex | None = None
+
+
+def get_index() -> VectorIndex:
+    global _index
+    if _index is None:
+        _index = SqliteVecIndex()
+    return _index

@@ -1,0 +1,149 @@
+"""The one settings module: everything configurable comes from SLOWAVE_* variables."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from slowave_site.env import env_bool, env_choice, env_float, env_int, env_path, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+SLOWAVE_HOME = env_path("SLOWAVE_HOME", Path.home() / ".slowave")
+SLOWAVE_DB_PATH = env_path("SLOWAVE_DB_PATH", SLOWAVE_HOME / "slowave.sqlite3")
+
+
+def _ensure_private_dir(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def _secret_key() -> str:
+    configured = os.environ.get("SLOWAVE_SECRET_KEY", "").strip()
+    if configured:
+        return configured
+    _ensure_private_dir(SLOWAVE_HOME)
+    key_file = SLOWAVE_HOME / "secret_key"
+    if not key_file.exists():
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(50))
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("SLOWAVE_DEBUG", False)
+ALLOWED_HOSTS = ["*"]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "memory",
+    "consolidation",
+    "mcp_bridge",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "slowave_site.urls"
+WSGI_APPLICATION = "slowave_site.wsgi.application"
+ASGI_APPLICATION = "slowave_site.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+SLOWAVE_DB_BUSY_TIMEOUT_MS = env_int("SLOWAVE_DB_BUSY_TIMEOUT_MS", 5000)
+DATABASE_URL = env_str("DATABASE_URL", "")
+
+if DATABASE_URL:
+    import dj_database_url
+
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+else:
+    _ensure_private_dir(SLOWAVE_DB_PATH.parent)
+    DATABASES = {
+        "default": {
+            "ENGINE": "slowave_site.db",
+            "NAME": str(SLOWAVE_DB_PATH),
+            "OPTIONS": {
+                "timeout": SLOWAVE_DB_BUSY_TIMEOUT_MS / 1000,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": (
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                    f"PRAGMA busy_timeout={SLOWAVE_DB_BUSY_TIMEOUT_MS}"
+                ),
+            },
+            "TEST": {"NAME": str(SLOWAVE_HOME / "test-slowave.sqlite3")},
+        }
+    }
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = SLOWAVE_HOME / "static"
+LOGIN_URL = "/admin/login/"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr"}},
+    "root": {"handlers": ["stderr"], "level": env_str("SLOWAVE_LOG_LEVEL", "WARNING")},
+}
+
+# Memory behaviour (spec §3).
+SLOWAVE_SESSION_IDLE_TIMEOUT = env_float("SLOWAVE_SESSION_IDLE_TIMEOUT", 3600.0)
+SLOWAVE_REAPER_POLL_SECONDS = env_float("SLOWAVE_REAPER_POLL_SECONDS", 120.0)
+SLOWAVE_CONSOLIDATE_INTERVAL = env_int("SLOWAVE_CONSOLIDATE_INTERVAL", 300)
+SLOWAVE_DECAY_IDLE_DAYS = env_float("SLOWAVE_DECAY_IDLE_DAYS", 30.0)
+SLOWAVE_DECAY_HALF_LIFE_DAYS = env_float("SLOWAVE_DECAY_HALF_LIFE_DAYS", 90.0)
+SLOWAVE_EMBEDDER = env_choice("SLOWAVE_EMBEDDER", "sentence-transformers", ("sentence-transformers", "hash"))
+SLOWAVE_EMBEDDING_MODEL = env_str("SLOWAVE_EMBEDDING_MODEL", "")
+SLOWAVE_VECTOR_BACKEND = env_choice(
+    "SLOWAVE_VECTOR_BACKEND", "auto", ("auto", "sqlite-vec", "numpy", "pgvector")
+)
+SLOWAVE_MIN_RELEVANCE = env_float("SLOWAVE_MIN_RELEVANCE", 0.35)
+SLOWAVE_RELATIVE_MARGIN = env_float("SLOWAVE_RELATIVE_MARGIN", 0.12)
+SLOWAVE_HOST = env_str("SLOWAVE_HOST", "127.0.0.1")
+SLOWAVE_PORT = env_int("SLOWAVE_PORT", 8765)
+SLOWAVE_API_TOKENS = [t.strip() for t in env_str("SLOWAVE_API_TOKENS", "").split(",") if t.strip()]
+SLOWAVE_ALLOW_ANONYMOUS_LOCAL = env_bool("SLOWAVE_ALLOW_ANONYMOUS_LOCAL", True)
+SLOWAVE_CLIENT_IDENTITY = env_str("SLOWAVE_CLIENT_IDENTITY", "")
+SLOWAVE_EMBEDDED_WORKER = env_bool("SLOWAVE_EMBEDDED_WORKER", True)
+SLOWAVE_TASKS_INLINE = env_bool("SLOWAVE_TASKS_INLINE", False)
+SLOWAVE_BACKUP_DIR = env_path("SLOWAVE_BACKUP_DIR", SLOWAVE_HOME / "backups")
+SLOWAVE_BACKUP_KEEP = env_int("SLOWAVE_BACKUP_KEEP", 7)
+
+# Celery (spec §8.5): the filesystem transport keeps the default install free of Redis.
+SLOWAVE_BROKER_URL = env_str("SLOWAVE_BROKER_URL", "")
+SLOWAVE_BROKER_DIR = SLOWAVE_HOME / "broker"
+CELERY_BROKER_URL = SLOWAVE_BROKER_URL or "filesystem://"
+CELERY_TASK_ALWAYS_EAGER = SLOWAVE_TASKS_INLINE
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
