@@ -56,3 +56,14 @@ class StorageBusy(SlowaveError):
 class StorageError(SlowaveError):
     code = "storage_error"
     retryable = False
+
+
+def as_slowave_error(exc: BaseException) -> SlowaveError:
+    """Map any exception raised below an edge to the error the edge reports."""
+    if isinstance(exc, SlowaveError):
+        return exc
+    from django.db import OperationalError
+
+    if isinstance(exc, OperationalError) and "locked" in str(exc).lower():
+        return StorageBusy("storage is busy; retry the call")
+    return SlowaveError("internal error; the details are in the server log")
