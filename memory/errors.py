@@ -37,6 +37,11 @@ class InvalidInput(SlowaveError):
     def for_field(cls, path: str, message: str) -> InvalidInput:
         return cls(f"{path}: {message}", field_errors=[{"path": path, "message": message}])
 
+    @classmethod
+    def for_field_message(cls, path: str, message: str) -> InvalidInput:
+        """A rule error whose message already names the field."""
+        return cls(message, field_errors=[{"path": path, "message": message}])
+
 
 class NotFound(SlowaveError):
     code = "not_found"

@@ -1,10 +1,78 @@
+"""slowave_recall: mid-task lookup and cursor continuation (spec §6.4)."""
+
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
+from django.db import transaction
+
+from memory.errors import InvalidInput
+from memory.models import Cursor, Event, Session
+from memory.retrieval import POLICY_VERSION
+from memory.retrieval.facets import build_cue, flatten_context
 from memory.schemas import RecallIn
+from memory.services.activate import LEXICAL_ONLY
+from memory.services.retrieval import retrieval_page, retrieval_publish
+from memory.services.sessions import event_append, session_check, session_reap_if_idle, session_touch
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
-    raise NotImplementedError
+    session_reap_if_idle(session_id=data.session_id, now=now)
+    if data.continue_from is not None:
+        return _continue(data=data, now=now)
+    with transaction.atomic():
+        session = session_check(session_id=data.session_id, scope=data.scope)
+        if data.task_context:
+            session.task_context = _merge(session.task_context, data.task_context)
+            Session.objects.filter(pk=session.pk).update(task_context=session.task_context)
+        event_append(session=session, kind=Event.Kind.RECALL_QUERY, content=data.query or "", now=now)
+        cue = build_cue(data.query, data.semantic_context, flatten_context(session.task_context))
+        retrieval, page = retrieval_publish(
+            session=session, kind="recall", query=data.query or "", cue=cue,
+            evidence_mode=data.evidence, now=now,
+        )
+        session_touch(session=session, now=now)
+        lexical_only = page.pop("lexical_only")
+        reply = {
+            **page,
+            "evidence": retrieval.catalog.get("evidence", []),
+            "evidence_mode": retrieval.evidence_mode,
+            "evidence_truncated": retrieval.catalog.get("evidence_truncated", False),
+            "retrieval_policy_version": POLICY_VERSION,
+            "relevant_total": retrieval.relevant_total,
+            "catalog_truncated": retrieval.catalog_truncated,
+        }
+        if lexical_only:
+            reply["warnings"] = [{"code": "lexical_only", "message": LEXICAL_ONLY}]
+        return reply
+
+
+def _continue(*, data: RecallIn, now: datetime) -> dict[str, Any]:
+    with transaction.atomic():
+        cursor = Cursor.objects.select_related("retrieval__session").filter(pk=data.continue_from).first()
+        if cursor is None:
+            raise InvalidInput.for_field_message("continue_from", "unknown continue_from cursor")
+        retrieval = cursor.retrieval
+        if retrieval.session_id != data.session_id or retrieval.scope != data.scope:
+            raise InvalidInput.for_field_message(
+                "continue_from", "continue_from cursor does not match session_id and scope"
+            )
+        session = Session.objects.filter(pk=retrieval.session_id).first()
+        if session is None:
+            raise InvalidInput.for_field_message("continue_from", "continue_from cursor session no longer exists")
+        if session.status == Session.Status.ENDED:
+            raise InvalidInput.for_field_message("continue_from", "continue_from cursor session is already ended")
+        page = retrieval_page(retrieval=retrieval, index=cursor.page, now=now)
+        session_touch(session=session, now=now)
+        return page

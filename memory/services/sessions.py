@@ -1,9 +1,18 @@
-"""Session lifecycle: open (activate), checks for later calls, events, and the idle reaper."""
+"""Session lifecycle: checks for later calls, event appends, continuity, and the idle reaper."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+
+from memory.errors import InvalidInput
+from memory.models import Continuity, Event, Session
+from memory.schemas import ActivateIn
 
 
 @dataclass(frozen=True)
@@ -13,5 +22,90 @@ class ClientInfo:
     identity: str = ""
 
 
-def session_reap_idle(*, now: datetime, timeout_seconds: float | None = None) -> list[str]:
-    raise NotImplementedError
+def session_check(*, session_id: str, scope: str | None, allow_ended: bool = False) -> Session:
+    """The open session for a call, locked for this transaction; rule errors of spec §14."""
+    session = Session.objects.filter(pk=session_id).first()
+    if session is None:
+        raise InvalidInput.for_field_message("session_id", f"unknown session_id: {session_id}")
+    if session.status == Session.Status.ENDED and not allow_ended:
+        raise InvalidInput.for_field_message("session_id", f"session is already ended: {session_id}")
+    if scope is not None and session.scope != scope:
+        raise InvalidInput.for_field_message("scope", "session_id and scope do not match")
+    return session
+
+
+def session_reap_if_idle(*, session_id: str, now: datetime) -> None:
+    """Close the session first if it has outlived the idle timeout.
+
+    Runs before a call's own transaction so the closure stands even when the call is rejected.
+    """
+    if settings.SLOWAVE_SESSION_IDLE_TIMEOUT > 0:
+        session_end_idle(session_id=session_id, now=now)
+
+
+def event_append(
+    *, session: Session, kind: str, content: str = "", role: str = "", now: datetime,
+    occurred_at: datetime | None = None, metadata: dict[str, Any] | None = None,
+) -> Event:
+    last = Event.objects.filter(session=session).aggregate(m=Max("seq"))["m"] or 0
+    return Event.objects.create(
+        session=session, seq=last + 1, kind=kind, role=role, content=content,
+        metadata=metadata or {}, recorded_at=now, occurred_at=occurred_at,
+    )
+
+
+def session_touch(*, session: Session, now: datetime) -> None:
+    Session.objects.filter(pk=session.pk).update(last_activity_at=now)
+    session.last_activity_at = now
+
+
+def continuity_resolve(*, data: ActivateIn, client: ClientInfo, now: datetime) -> tuple[Continuity, str]:
+    if data.continuity_id is None:
+        from memory.ids import new_continuity_id
+
+        continuity = Continuity.objects.create(
+            id=new_continuity_id(), scope=data.scope, integration=client.name,
+            client_identity=client.identity, created_at=now, last_seen_at=now,
+        )
+        return continuity, "started"
+    continuity = Continuity.objects.filter(pk=data.continuity_id).first()
+    if continuity is None:
+        raise InvalidInput.for_field_message("continuity_id", "continuity_id is unknown")
+    if continuity.scope != data.scope:
+        raise InvalidInput.for_field_message("continuity_id", "continuity_id and scope do not match")
+    if continuity.client_identity and client.identity and continuity.client_identity != client.identity:
+        raise InvalidInput.for_field_message("continuity_id", "continuity_id belongs to a different client")
+    Continuity.objects.filter(pk=continuity.pk).update(last_seen_at=now)
+    return continuity, "continued"
+
+
+def session_end_idle(*, session_id: str, now: datetime) -> bool:
+    """Claim one idle session and close it through the commit path (spec §6.8)."""
+    from memory.services.closing import session_close
+
+    timeout = settings.SLOWAVE_SESSION_IDLE_TIMEOUT
+    cutoff = now - timedelta(seconds=timeout)
+    with transaction.atomic():
+        claimed = Session.objects.filter(
+            pk=session_id, status=Session.Status.OPEN, last_activity_at__lt=cutoff
+        ).update(status=Session.Status.ENDED, ended_at=now, ended_by=Session.EndedBy.REAPER)
+        if claimed != 1:
+            return False
+        session = Session.objects.get(pk=session_id)
+        session_close(
+            session=session, outcome=Session.Outcome.UNKNOWN, outcome_summary="",
+            final_goal="", verification={"status": "unverified", "summary": "Idle reaper closure", "evidence_refs": []},
+            ended_by=Session.EndedBy.REAPER, now=now,
+        )
+    return True
+
+
+def session_reap_idle(*, now: datetime) -> list[str]:
+    timeout = settings.SLOWAVE_SESSION_IDLE_TIMEOUT
+    if timeout <= 0:
+        return []
+    cutoff = now - timedelta(seconds=timeout)
+    candidates = Session.objects.filter(
+        status=Session.Status.OPEN, last_activity_at__lt=cutoff
+    ).values_list("pk", flat=True)
+    return [sid for sid in list(candidates) if session_end_idle(session_id=sid, now=now)]

@@ -1,0 +1,53 @@
+"""Public identifiers (spec §2): prefixes, generation and parsing."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+
+MEMORY_ID_RE = re.compile(r"^sch_([0-9]+)$")
+
+
+def new_session_id() -> str:
+    return f"sess_{secrets.token_hex(8)}"
+
+
+def new_retrieval_id(kind: str) -> str:
+    prefix = "ctx" if kind == "activate" else "rec"
+    return f"{prefix}_{secrets.token_hex(6)}"
+
+
+def new_continuity_id() -> str:
+    return f"cont_{secrets.token_urlsafe(32)}"
+
+
+def new_feedback_id() -> str:
+    return f"fbe_{secrets.token_hex(16)}"
+
+
+def cursor_id(retrieval_id: str, memory_offset: int, procedure_offset: int) -> str:
+    raw = f"{retrieval_id}:{memory_offset}:{procedure_offset}".encode()
+    return "cur_" + hashlib.sha256(raw).hexdigest()[:32]
+
+
+def procedure_id(session_id: str) -> str:
+    return f"proc_{session_id}"
+
+
+def procedure_index_key(session_id: str) -> int:
+    digest = hashlib.sha256(session_id.encode()).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
+
+
+def memory_pk(public_id: str) -> int | None:
+    match = MEMORY_ID_RE.match(public_id or "")
+    return int(match.group(1)) if match else None
+
+
+def memory_ref(pk: int) -> str:
+    return f"sch_{pk}"
+
+
+def epoch(value) -> int | None:
+    return None if value is None else int(value.timestamp())

@@ -1,0 +1,234 @@
+"""Ranking of one cue over a scope (spec §7): candidates, scores, floor, margin, order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+
+from memory import embeddings, lexical
+from memory.models import Episode, Memory, Procedure
+from memory.retrieval import scoring
+from memory.retrieval.candidates import (
+    ELIGIBLE_STATUSES, Pool, pool_for, scope_factor, searchable_scopes, stage_visible,
+)
+from memory.retrieval.facets import split_facets
+from memory.retrieval.temporal import Window, parse_window, temporal_bonus
+from memory.text import stems, tokens
+
+CROSS_SCOPE_TOPICAL = 0.40
+DUPLICATE_COSINE = 0.97
+EPISODE_RECENCY = 0.05
+
+
+@dataclass
+class Scored:
+    obj: Any
+    vector: np.ndarray | None
+    facet: int = -1
+    score: float = float("-inf")
+    topical: float = 0.0
+    details: dict[str, float] = field(default_factory=dict)
+    facet_topical: list[float] = field(default_factory=list)
+
+
+@dataclass
+class _Cue:
+    facets: list[str]
+    vectors: np.ndarray | None
+    window: Window | None
+    terms: list[scoring.FacetTerms]
+
+
+@dataclass
+class Ranking:
+    facets: list[str]
+    truncated: bool
+    lexical_only: bool
+    memories: list[Scored]
+    procedures: list[Scored]
+    episodes: list[Scored]
+    cue: _Cue | None = None
+
+
+def rank(*, scope: str, cue: str, kind: str, now: datetime, with_episodes: bool = False) -> Ranking:
+    facets, truncated = split_facets(cue)
+    vectors = embeddings.encode(facets)
+    floor = settings.SLOWAVE_MIN_RELEVANCE
+    scopes = searchable_scopes(scope)
+    idf_of = _idf_table(cue, scope)
+    prepared = _Cue(
+        facets=facets, vectors=vectors, window=_window(cue, scope, now),
+        terms=[scoring.facet_terms(f, idf_of) for f in facets],
+    )
+    memories, capped = _rank_memories(prepared, scope, scopes, floor)
+    if kind == "activate":
+        memories = _apply_margin(memories, len(facets), settings.SLOWAVE_RELATIVE_MARGIN)
+    memories = _order(memories)
+    procedures = _rank_procedures(prepared, scope, floor)
+    episodes = _rank_episodes(prepared, scope, floor, now) if with_episodes else []
+    return Ranking(
+        facets=facets, truncated=truncated or capped, lexical_only=vectors is None,
+        memories=memories, procedures=procedures, episodes=episodes, cue=prepared,
+    )
+
+
+def topical_against(cue: _Cue, memory: Memory) -> float:
+    """Best-facet topical relevance of a memory that no channel returned (associations)."""
+    vector = embeddings.from_blob(memory.embedding)
+    best = 0.0
+    for i in range(len(cue.facets)):
+        cos = float(cue.vectors[i] @ vector) if cue.vectors is not None and vector is not None else 0.0
+        best = max(best, scoring.topical(cos, scoring.coverage(cue.terms[i], stems(memory.content))))
+    return best
+
+
+def _window(cue: str, scope: str, now: datetime) -> Window | None:
+    latest = (
+        Memory.objects.filter(scope=scope, occurred_at__isnull=False)
+        .order_by("-occurred_at").values_list("occurred_at", flat=True).first()
+    )
+    # Imported histories are read relative to their own latest moment, not the wall clock.
+    anchor = latest if latest is not None and (now - latest).total_seconds() > 86_400 else now
+    return parse_window(cue, anchor)
+
+
+def _idf_table(cue: str, scope: str) -> dict[str, float]:
+    n_items = Memory.objects.filter(scope=scope, status__in=ELIGIBLE_STATUSES).count()
+    return {
+        term: scoring.idf(n_items, lexical.document_frequency("memory", term, [scope]))
+        for term in set(tokens(cue))
+    }
+
+
+def _score_item(item: Scored, cue: _Cue, pools: list[Pool], row_id: int, text_stems: set[str],
+                salience: float, moment: datetime | None, factor: float, stale: bool,
+                recency: float = 0.0) -> None:
+    temporal = temporal_bonus(cue.window, moment) if cue.window else recency
+    for i in range(len(cue.facets)):
+        cos = float(cue.vectors[i] @ item.vector) if cue.vectors is not None and item.vector is not None else 0.0
+        cov = scoring.coverage(cue.terms[i], text_stems)
+        top = scoring.topical(cos, cov)
+        fused = scoring.rrf(pools[i].dense.get(row_id), pools[i].lexical.get(row_id))
+        score = scoring.combined(topical_score=top, rrf_score=fused, salience=salience,
+                                 temporal=temporal, scope_factor=factor, stale=stale)
+        item.facet_topical.append(top)
+        if score > item.score:
+            item.score, item.facet, item.topical = score, i, top
+            item.details = {"cos": round(cos, 4), "coverage": round(cov, 4), "topical": round(top, 4),
+                            "rrf": round(fused, 4), "temporal": temporal, "score": round(score, 4)}
+    item.topical = max(item.facet_topical, default=0.0)
+
+
+def _gather(cue: _Cue, kind: str, scopes: list[str]) -> list[Pool]:
+    pools = []
+    for i, facet in enumerate(cue.facets):
+        vector = cue.vectors[i] if cue.vectors is not None else None
+        pools.append(pool_for(kind, facet, vector, scopes))
+    return pools
+
+
+def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float) -> tuple[list[Scored], bool]:
+    pools = _gather(cue, "memory", scopes)
+    ids = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
+    rows = Memory.objects.filter(pk__in=ids, status__in=ELIGIBLE_STATUSES)
+    scored: list[Scored] = []
+    for memory in rows:
+        if not stage_visible(memory, scope):
+            continue
+        item = Scored(obj=memory, vector=embeddings.from_blob(memory.embedding))
+        _score_item(item, cue, pools, memory.pk, stems(memory.content), memory.salience,
+                    memory.occurred_at or memory.created_at, scope_factor(memory, scope),
+                    memory.status == Memory.Status.STALE)
+        needed = max(floor, CROSS_SCOPE_TOPICAL) if memory.scope != scope else floor
+        if item.topical >= needed:
+            scored.append(item)
+    capped = any(p.capped for p in pools) and len(scored) >= scoring_pool_floor(pools)
+    return scored, capped
+
+
+def scoring_pool_floor(pools: list[Pool]) -> int:
+    return max((max(len(p.dense), len(p.lexical)) for p in pools), default=0)
+
+
+def _apply_margin(items: list[Scored], n_facets: int, margin: float) -> list[Scored]:
+    best = [max((it.facet_topical[i] for it in items), default=0.0) for i in range(n_facets)]
+    return [it for it in items if any(it.facet_topical[i] >= best[i] - margin for i in range(n_facets))]
+
+
+def _order(items: list[Scored]) -> list[Scored]:
+    key = lambda it: (-it.score, -it.obj.salience, it.obj.pk)  # noqa: E731
+    current = sorted((it for it in items if it.obj.status == Memory.Status.ACTIVE), key=key)
+    historical = sorted((it for it in items if it.obj.status == Memory.Status.STALE), key=key)
+    ordered: list[Scored] = []
+    kept_vectors: list[np.ndarray] = []
+    placed = {it.obj.pk: it for it in current}
+    followers: dict[int, list[Scored]] = {}
+    orphans: list[Scored] = []
+    for it in historical:
+        if it.obj.superseded_by_id in placed:
+            followers.setdefault(it.obj.superseded_by_id, []).append(it)
+        else:
+            orphans.append(it)
+    for it in current:
+        for candidate in [it, *followers.get(it.obj.pk, [])]:
+            if _near_duplicate(candidate, kept_vectors):
+                continue
+            ordered.append(candidate)
+            if candidate.vector is not None:
+                kept_vectors.append(candidate.vector)
+    for it in orphans:
+        if not _near_duplicate(it, kept_vectors):
+            ordered.append(it)
+    return ordered
+
+
+def _near_duplicate(item: Scored, kept: list[np.ndarray]) -> bool:
+    if item.vector is None or not kept:
+        return False
+    return bool(np.max(np.stack(kept) @ item.vector) >= DUPLICATE_COSINE)
+
+
+def _rank_procedures(cue: _Cue, scope: str, floor: float) -> list[Scored]:
+    pools = _gather(cue, "procedure", [scope])
+    keys = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
+    if not keys:
+        return []
+    rows = list(Procedure.objects.filter(index_key__in=keys, scope=scope, status=Procedure.Status.ACTIVE))
+    doc_stems = {p.pk: stems(f"{p.goal} {p.summary}") for p in rows}
+    admitted = []
+    for proc in rows:
+        item = Scored(obj=proc, vector=embeddings.from_blob(proc.embedding))
+        _score_item(item, cue, pools, proc.index_key, doc_stems[proc.pk], 1.0, proc.created_at, 1.0, False)
+        if item.topical >= floor or _discriminative(cue, proc.pk, doc_stems):
+            admitted.append(item)
+    return admitted
+
+
+def _discriminative(cue: _Cue, proc_pk: str, doc_stems: dict[str, set[str]]) -> bool:
+    query = set().union(*(set(t.stems) for t in cue.terms))
+    shared = query & doc_stems[proc_pk]
+    if len(shared) >= 2:
+        return True
+    half = len(doc_stems) / 2
+    return any(sum(term in s for s in doc_stems.values()) <= half for term in shared)
+
+
+def _rank_episodes(cue: _Cue, scope: str, floor: float, now: datetime) -> list[Scored]:
+    pools = _gather(cue, "episode", [scope])
+    ids = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
+    out = []
+    for episode in Episode.objects.filter(pk__in=ids, scope=scope):
+        item = Scored(obj=episode, vector=embeddings.from_blob(episode.embedding))
+        moment = episode.occurred_at or episode.recorded_at
+        age_days = max(0.0, (now - moment).total_seconds() / 86_400)
+        recency = EPISODE_RECENCY * 2 ** (-age_days / 30)
+        _score_item(item, cue, pools, episode.pk, stems(episode.content), episode.salience,
+                    moment, 1.0, False, recency=recency)
+        if item.topical >= floor:
+            out.append(item)
+    out.sort(key=lambda it: (-it.score, it.obj.pk))
+    return out

@@ -1,0 +1,131 @@
+"""Rendering and page packing of a frozen catalog (spec §6.7)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory.text import stems
+
+MEMORY_PAGE_ITEMS = 20
+MEMORY_PAGE_CHARS = 12_288
+PROCEDURE_PAGE_ITEMS = 5
+PROCEDURE_PAGE_CHARS = 24_576
+ASSOCIATED_PER_PAGE = 3
+CONTENT_LIMIT = 1_024
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def size(payload: dict[str, Any]) -> int:
+    return len(json.dumps(payload, ensure_ascii=False, sort_keys=True))
+
+
+def excerpt(content: str, query: str) -> tuple[str, bool]:
+    """Content ≤ 1,024 chars: the sentences sharing most query terms, in original order."""
+    if len(content) <= CONTENT_LIMIT:
+        return content, False
+    wanted = stems(query)
+    sentences = _SENTENCE.split(content)
+    ranked = sorted(range(len(sentences)), key=lambda i: (-len(stems(sentences[i]) & wanted), i))
+    chosen: list[int] = []
+    used = 0
+    for i in ranked:
+        cost = len(sentences[i]) + (1 if chosen else 0)
+        if used + cost <= CONTENT_LIMIT:
+            chosen.append(i)
+            used += cost
+    if not chosen:
+        return sentences[ranked[0]][:CONTENT_LIMIT], True
+    return " ".join(sentences[i] for i in sorted(chosen)), True
+
+
+@dataclass
+class Entry:
+    """One catalog item: its reference, ranking facts and rendered payload."""
+
+    ref: str
+    kind: str
+    pathway: str
+    currency: str
+    scores: dict[str, float]
+    payload: dict[str, Any]
+    parent: str | None = None
+    weight: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ref": self.ref, "kind": self.kind, "pathway": self.pathway, "currency": self.currency,
+            "scores": self.scores, "payload": self.payload, "parent": self.parent,
+        }
+
+
+@dataclass
+class Page:
+    memories: list[dict[str, Any]] = field(default_factory=list)
+    procedures: list[dict[str, Any]] = field(default_factory=list)
+    memory_offset: int = 0
+    procedure_offset: int = 0
+
+
+def _pack(entries: list[Entry], start: int, max_items: int, max_chars: int) -> int:
+    """Index after the last entry that fits a page starting at start."""
+    end, used = start, 0
+    while end < len(entries) and end - start < max_items:
+        cost = size(entries[end].payload)
+        if end > start and used + cost > max_chars:
+            break
+        used += cost
+        end += 1
+    return end
+
+
+def build_pages(
+    direct: list[Entry], procedures: list[Entry], associated: dict[str, list[Entry]]
+) -> list[Page]:
+    pages: list[Page] = []
+    m_at = p_at = 0
+    shown = {e.ref for e in direct}
+    while True:
+        m_end = _pack(direct, m_at, MEMORY_PAGE_ITEMS, MEMORY_PAGE_CHARS)
+        p_end = _pack(procedures, p_at, PROCEDURE_PAGE_ITEMS, PROCEDURE_PAGE_CHARS)
+        page = Page(memory_offset=m_at, procedure_offset=p_at)
+        page.memories = [e.as_json() for e in direct[m_at:m_end]]
+        page.memories += [e.as_json() for e in _neighbours(direct[m_at:m_end], associated, shown)]
+        page.procedures = [e.as_json() for e in procedures[p_at:p_end]]
+        pages.append(page)
+        m_at, p_at = m_end, p_end
+        if m_at >= len(direct) and p_at >= len(procedures):
+            return pages
+
+
+def _neighbours(page: list[Entry], associated: dict[str, list[Entry]], shown: set[str]) -> list[Entry]:
+    parent_score = {e.ref: e.scores.get("score", 0.0) for e in page}
+    options = [n for e in page for n in associated.get(e.ref, [])]
+    options.sort(key=lambda n: (-(n.weight * parent_score[n.parent]), n.ref))
+    chosen: list[Entry] = []
+    for entry in options:
+        if entry.ref in shown:
+            continue
+        shown.add(entry.ref)
+        chosen.append(entry)
+        if len(chosen) == ASSOCIATED_PER_PAGE:
+            break
+    return chosen
+
+
+def accessible_field(pages: list[dict[str, Any]], index: int) -> dict[str, Any]:
+    rest = pages[index + 1:]
+    memories = [m for p in rest for m in p["memories"]]
+    procedures = [p for page in rest for p in page["procedures"]]
+    if not memories and not procedures:
+        return {}
+    kinds = sorted({m["pathway"] for m in memories}) + (["procedure"] if procedures else [])
+    chars = sum(size(item["payload"]) for item in memories + procedures)
+    return {
+        "extra_candidates": len(memories) + len(procedures),
+        "kinds": kinds,
+        "approx_extra_tokens": math.ceil(chars / 4),
+    }

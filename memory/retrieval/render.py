@@ -1,0 +1,122 @@
+"""Payloads shown to agents for memories, procedures and evidence (spec §6.2, §6.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory.ids import epoch, memory_ref
+from memory.models import Event, FeedbackEvent, Memory, Procedure
+from memory.retrieval.paging import excerpt
+
+FAILED_CAVEAT = (
+    "This procedure previously failed; treat it as cautionary evidence, not recommended guidance."
+)
+SOURCE_KIND = {
+    Memory.Origin.EXPLICIT: "explicit_remember",
+    Memory.Origin.CONSOLIDATED: "consolidated",
+    Memory.Origin.IMPORTED: "imported",
+}
+EVIDENCE_CONTENT_LIMIT = 1_000
+
+
+def memory_payload(memory: Memory, *, scope: str, query: str, pathway: str) -> dict[str, Any]:
+    content, truncated = excerpt(memory.content, query)
+    currency = "historical" if memory.status == Memory.Status.STALE else "current"
+    payload: dict[str, Any] = {
+        "memory_id": memory_ref(memory.pk), "type": memory.type, "content": content,
+        "pathway": pathway, "currency": currency,
+    }
+    if truncated:
+        payload["content_truncated"] = True
+    provenance: dict[str, Any] = {"source_kind": SOURCE_KIND.get(memory.origin, memory.origin)}
+    for key in ("integration", "integration_version"):
+        if memory.provenance.get(key):
+            provenance[key] = memory.provenance[key]
+    provenance["observed"] = epoch(memory.created_at)
+    if memory.occurred_at is not None:
+        provenance["occurred_at"] = epoch(memory.occurred_at)
+    if memory.scope != scope:
+        provenance["origin_scope"] = memory.scope
+    if memory.superseded_by_id:
+        provenance["superseded_by"] = memory_ref(memory.superseded_by_id)
+    payload["provenance"] = provenance
+    return payload
+
+
+def _caveats(proc: Procedure) -> list[str]:
+    caveats = list(proc.caveats)
+    if proc.outcome == "failure" and FAILED_CAVEAT not in caveats:
+        caveats.insert(0, FAILED_CAVEAT)
+    return caveats
+
+
+def procedure_preview(proc: Procedure, *, scope: str) -> dict[str, Any]:
+    payload = {
+        "procedure_id": proc.pk, "goal": proc.goal, "summary": proc.summary,
+        "outcome": proc.outcome, "outcome_summary": proc.outcome_summary, "caveats": _caveats(proc),
+    }
+    if proc.scope != scope:
+        payload["origin_scope"] = proc.scope
+    return payload
+
+
+def latest_procedure_feedback(proc_id: str) -> list[FeedbackEvent]:
+    """The latest accepted row per retrieval for a procedure."""
+    rows = FeedbackEvent.objects.filter(
+        target_kind="procedure", target_id=proc_id, status=FeedbackEvent.Status.ACCEPTED
+    ).order_by("retrieval_id", "-created_at", "-pk")
+    latest: dict[str, FeedbackEvent] = {}
+    for row in rows:
+        latest.setdefault(row.retrieval_id, row)
+    return list(latest.values())
+
+
+def procedure_full(proc: Procedure, *, scope: str) -> dict[str, Any]:
+    payload = procedure_preview(proc, scope=scope)
+    rows = latest_procedure_feedback(proc.pk)
+    counts: dict[str, int] = {}
+    for row in rows:
+        for key in (row.use, row.effect):
+            if key:
+                counts[key] = counts.get(key, 0) + 1
+    contributions = [
+        {
+            "effect": row.effect, "contribution": row.contribution,
+            "outcome": row.retrieval.session.outcome, "outcome_summary": row.retrieval.session.outcome_summary,
+            "occurred_at": epoch(row.created_at),
+        }
+        for row in sorted(rows, key=lambda r: r.created_at, reverse=True)
+        if row.use == "used" and row.contribution
+    ][:3]
+    payload.update({
+        "context": proc.context, "steps": proc.steps, "created_at": epoch(proc.created_at),
+        "evidence": counts, "contributions": contributions,
+    })
+    return payload
+
+
+def net_feedback(proc_id: str) -> int:
+    rows = latest_procedure_feedback(proc_id)
+    return sum(r.effect == "helped" for r in rows) - 2 * sum(r.effect == "harmed" for r in rows)
+
+
+def _evidence_item(evidence_id: str, source_kind: str, recorded_at, occurred_at, ref: dict[str, str],
+                   content: str, full: bool) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "evidence_id": evidence_id, "source_kind": source_kind,
+        "recorded_at": epoch(recorded_at), "occurred_at": epoch(occurred_at), "source_ref": ref,
+    }
+    if full:
+        item["content"] = content[:EVIDENCE_CONTENT_LIMIT]
+        item["truncated"] = len(content) > EVIDENCE_CONTENT_LIMIT
+    return item
+
+
+def event_evidence(event: Event, memory_pk: int, full: bool) -> dict[str, Any]:
+    return _evidence_item(f"evt_{event.pk}", "event", event.recorded_at, event.occurred_at,
+                          {"kind": "memory", "id": memory_ref(memory_pk)}, event.content, full)
+
+
+def episode_evidence(episode, full: bool) -> dict[str, Any]:
+    return _evidence_item(f"ep_{episode.pk}", "episode", episode.recorded_at, episode.occurred_at,
+                          {"kind": "session", "id": episode.session_id}, episode.content, full)

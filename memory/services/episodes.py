@@ -1,0 +1,87 @@
+"""Episode formation from a session's events (spec §8.1), claimed pending → forming → formed."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+
+from memory import embeddings, lexical
+from memory.models import Episode, Event, Memory, Session, Support
+from memory.vectors import get_index
+
+MESSAGE_KINDS = {
+    Event.Kind.USER_MESSAGE: "User", Event.Kind.ASSISTANT_MESSAGE: "Assistant",
+    Event.Kind.SYSTEM_MESSAGE: "System", Event.Kind.TOOL_MESSAGE: "Tool",
+    Event.Kind.TRAJECTORY_ACTION: "Action", Event.Kind.TRAJECTORY_OBSERVATION: "Observation",
+}
+ALONE_KINDS = {Event.Kind.REMEMBER, Event.Kind.OUTCOME}
+WINDOW = 2
+GAP = timedelta(minutes=30)
+
+
+def _line(event: Event) -> str:
+    if event.kind == Event.Kind.REMEMBER:
+        return f"Remember ({event.metadata.get('type', 'fact')}): {event.content}"
+    if event.kind == Event.Kind.OUTCOME:
+        return f"Outcome: {event.content}"
+    return f"{MESSAGE_KINDS[event.kind]}: {event.content}"
+
+
+def _windows(events: list[Event]) -> list[list[Event]]:
+    windows: list[list[Event]] = []
+    current: list[Event] = []
+    for event in events:
+        if event.kind in ALONE_KINDS:
+            if current:
+                windows.append(current)
+                current = []
+            windows.append([event])
+            continue
+        if current and (len(current) == WINDOW or _gap(current[-1], event)):
+            windows.append(current)
+            current = []
+        current.append(event)
+    if current:
+        windows.append(current)
+    return windows
+
+
+def _gap(before: Event, after: Event) -> bool:
+    if before.occurred_at is None or after.occurred_at is None:
+        return False
+    return abs(after.occurred_at - before.occurred_at) > GAP
+
+
+def episodes_form(*, session_id: str, now: datetime) -> int:
+    """Form a session's episodes once; a second call (or a concurrent one) forms nothing."""
+    with transaction.atomic():
+        claimed = Session.objects.filter(
+            pk=session_id, episodes_state=Session.EpisodesState.PENDING
+        ).update(episodes_state=Session.EpisodesState.FORMING)
+        if claimed != 1:
+            return 0
+        session = Session.objects.get(pk=session_id)
+        events = list(
+            Event.objects.filter(session=session, kind__in=[*MESSAGE_KINDS, *ALONE_KINDS]).order_by("seq")
+        )
+        windows = _windows(events)
+        texts = ["\n".join(_line(e) for e in window) for window in windows]
+        vectors = embeddings.encode(texts) if texts else None
+        for index, (window, text) in enumerate(zip(windows, texts)):
+            times = [e.occurred_at for e in window if e.occurred_at is not None]
+            vector = vectors[index] if vectors is not None else None
+            episode = Episode.objects.create(
+                session=session, scope=session.scope, content=text, first_event=window[0],
+                event_ids=[e.pk for e in window], recorded_at=now, occurred_at=min(times) if times else None,
+                embedding=embeddings.to_blob(vector) if vector is not None else None,
+                embedded_at=now if vector is not None else None,
+            )
+            lexical.index("episode", episode.pk, episode.scope, episode.content)
+            if vector is not None:
+                get_index().upsert("episode", episode.pk, episode.scope, vector)
+            for memory in Memory.objects.filter(source_event_id__in=episode.event_ids):
+                Support.objects.create(memory=memory, kind=Support.Kind.SOURCE_EPISODE, episode=episode,
+                                       session=session, scope=session.scope, created_at=now)
+        Session.objects.filter(pk=session_id).update(episodes_state=Session.EpisodesState.FORMED)
+        return len(windows)
