@@ -22,6 +22,9 @@ from memory.text import stems, tokens
 CROSS_SCOPE_TOPICAL = 0.40
 DUPLICATE_COSINE = 0.97
 EPISODE_RECENCY = 0.05
+# Spec §7.3 gives memories no recency; a small one lets an untimed question prefer the newer of
+# two otherwise equal memories (scenario 25) without outweighing relevance.
+MEMORY_RECENCY = 0.02
 
 
 @dataclass
@@ -64,7 +67,7 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime, with_episodes: bool 
         facets=facets, vectors=vectors, window=_window(cue, scope, now),
         terms=[scoring.facet_terms(f, idf_of) for f in facets],
     )
-    memories, capped = _rank_memories(prepared, scope, scopes, floor)
+    memories, capped = _rank_memories(prepared, scope, scopes, floor, now)
     if kind == "activate":
         memories = _apply_margin(memories, len(facets), settings.SLOWAVE_RELATIVE_MARGIN)
     memories = _order(memories)
@@ -131,7 +134,12 @@ def _gather(cue: _Cue, kind: str, scopes: list[str]) -> list[Pool]:
     return pools
 
 
-def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float) -> tuple[list[Scored], bool]:
+def _recency(weight: float, moment: datetime, now: datetime) -> float:
+    age_days = max(0.0, (now - moment).total_seconds() / 86_400)
+    return weight * 2 ** (-age_days / 30)
+
+
+def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float, now: datetime) -> tuple[list[Scored], bool]:
     pools = _gather(cue, "memory", scopes)
     ids = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
     rows = Memory.objects.filter(pk__in=ids, status__in=ELIGIBLE_STATUSES)
@@ -140,9 +148,10 @@ def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float) -> tu
         if not stage_visible(memory, scope):
             continue
         item = Scored(obj=memory, vector=embeddings.from_blob(memory.embedding))
+        moment = memory.occurred_at or memory.created_at
         _score_item(item, cue, pools, memory.pk, stems(memory.content), memory.salience,
-                    memory.occurred_at or memory.created_at, scope_factor(memory, scope),
-                    memory.status == Memory.Status.STALE)
+                    moment, scope_factor(memory, scope), memory.status == Memory.Status.STALE,
+                    recency=_recency(MEMORY_RECENCY, moment, now))
         needed = max(floor, CROSS_SCOPE_TOPICAL) if memory.scope != scope else floor
         if item.topical >= needed:
             scored.append(item)
@@ -224,10 +233,8 @@ def _rank_episodes(cue: _Cue, scope: str, floor: float, now: datetime) -> list[S
     for episode in Episode.objects.filter(pk__in=ids, scope=scope):
         item = Scored(obj=episode, vector=embeddings.from_blob(episode.embedding))
         moment = episode.occurred_at or episode.recorded_at
-        age_days = max(0.0, (now - moment).total_seconds() / 86_400)
-        recency = EPISODE_RECENCY * 2 ** (-age_days / 30)
         _score_item(item, cue, pools, episode.pk, stems(episode.content), episode.salience,
-                    moment, 1.0, False, recency=recency)
+                    moment, 1.0, False, recency=_recency(EPISODE_RECENCY, moment, now))
         if item.topical >= floor:
             out.append(item)
     out.sort(key=lambda it: (-it.score, it.obj.pk))
