@@ -22,9 +22,10 @@ from memory.text import stems, tokens
 CROSS_SCOPE_TOPICAL = 0.40
 DUPLICATE_COSINE = 0.97
 EPISODE_RECENCY = 0.05
-# Spec §7.3 gives memories no recency; a small one lets an untimed question prefer the newer of
-# two otherwise equal memories (scenario 25) without outweighing relevance.
-MEMORY_RECENCY = 0.02
+# Spec §7.3 gives memories no recency; a small, fast-fading one lets an untimed question prefer
+# the newer of two comparable memories (scenario 25) without outweighing relevance.
+MEMORY_RECENCY = 0.05
+MEMORY_RECENCY_HALF_LIFE_DAYS = 7
 
 
 @dataclass
@@ -134,9 +135,9 @@ def _gather(cue: _Cue, kind: str, scopes: list[str]) -> list[Pool]:
     return pools
 
 
-def _recency(weight: float, moment: datetime, now: datetime) -> float:
+def _recency(weight: float, moment: datetime, now: datetime, half_life_days: float = 30) -> float:
     age_days = max(0.0, (now - moment).total_seconds() / 86_400)
-    return weight * 2 ** (-age_days / 30)
+    return weight * 2 ** (-age_days / half_life_days)
 
 
 def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float, now: datetime) -> tuple[list[Scored], bool]:
@@ -151,7 +152,7 @@ def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float, now: 
         moment = memory.occurred_at or memory.created_at
         _score_item(item, cue, pools, memory.pk, stems(memory.content), memory.salience,
                     moment, scope_factor(memory, scope), memory.status == Memory.Status.STALE,
-                    recency=_recency(MEMORY_RECENCY, moment, now))
+                    recency=_recency(MEMORY_RECENCY, moment, now, MEMORY_RECENCY_HALF_LIFE_DAYS))
         needed = max(floor, CROSS_SCOPE_TOPICAL) if memory.scope != scope else floor
         if item.topical >= needed:
             scored.append(item)

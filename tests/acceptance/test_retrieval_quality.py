@@ -51,9 +51,9 @@ def test_it_ranks_by_time_cue_and_by_recency_without_one(mcp):
     now = datetime.now(UTC)
     opened = activate(mcp, scope, "Record incidents")
     data = ok(mcp.call("slowave_remember", {"scope": scope, "session_id": opened["session_id"], "memories": [
-        {"content": "Incident: the checkout database ran out of connections",
+        {"content": "Checkout database incident: the disk filled up",
          "type": "fact", "occurred_at": (now - timedelta(days=7)).isoformat()},
-        {"content": "Incident: the checkout database ran out of disk space",
+        {"content": "Checkout database incident: the connection pool ran dry",
          "type": "fact", "occurred_at": (now - timedelta(days=1)).isoformat()},
     ]}))
     week_ago, yesterday = (r["data"]["memory_id"] for r in data["results"])
