@@ -1,0 +1,273 @@
+"""The MCP adapter: the only module that imports the `mcp` SDK (spec §6.1).
+
+Lives here: the low-level SDK server (tools/list and tools/call handlers), the envelope
+wrapping, the stdio serve loop with its background tasks (idle reaper, embedder warm-up).
+Does not live here: validation rules (memory.schemas), behaviour (memory.services), the tool
+table (mcp_bridge.tools).
+
+The low-level API is used rather than MCPServer because MCPServer derives inputSchema from
+function signatures and validates arguments itself; we advertise the pydantic models' own
+schemas and validate raw arguments so that bad input always comes back as our envelope.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import functools
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import anyio
+import mcp.types as types
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from memory.errors import InvalidInput, SlowaveError, as_slowave_error
+from memory.schemas import parse_input
+from mcp_bridge.tools import TOOLS
+
+logger = logging.getLogger(__name__)
+
+# If no client lists tools soon after start, warm the embedder anyway.
+WARM_UP_FALLBACK_SECONDS = 2.0
+# stdio clients allow about 2 s after closing stdin before they send SIGTERM.
+SHUTDOWN_GRACE_SECONDS = 1.5
+
+_ABSENT = object()
+# Raw `arguments` the SDK would reject before our handler (a list, a string...): the
+# middleware parks them here so the handler can answer with an invalid_input envelope.
+_raw_arguments: contextvars.ContextVar[object] = contextvars.ContextVar(
+    "slowave_raw_arguments", default=_ABSENT
+)
+
+
+def _server_version() -> str:
+    try:
+        return metadata.version("slowave")
+    except metadata.PackageNotFoundError:
+        return "0.1.0"
+
+
+# --- envelope: validate, call the service, wrap (runs in the database thread) ---------------
+
+
+def execute_tool(name: str, raw: object, client: tuple[str, str]) -> dict[str, Any]:
+    """Run one tool call to its envelope. Never raises an Exception."""
+    close_old_connections()  # the request lifecycle Django would run around a view
+    try:
+        tool = TOOLS.get(name)
+        if tool is None:
+            raise InvalidInput(f"unknown tool: {name}; the tools are {', '.join(TOOLS)}")
+        data = parse_input(tool.model, {} if raw is None else raw)
+        kwargs: dict[str, Any] = {"data": data, "now": timezone.now()}
+        if tool.takes_client:
+            from memory.services.sessions import ClientInfo
+
+            kwargs["client"] = ClientInfo(
+                name=client[0], version=client[1], identity=settings.SLOWAVE_CLIENT_IDENTITY
+            )
+        envelope: dict[str, Any] = {"ok": True, "data": tool.service(**kwargs)}
+        json.dumps(envelope)  # a reply that cannot be serialised is our bug: report it now
+        return envelope
+    except Exception as exc:
+        return error_envelope(exc, name)
+    finally:
+        close_old_connections()
+
+
+def error_envelope(exc: BaseException, tool_name: str) -> dict[str, Any]:
+    error = as_slowave_error(exc)
+    if error.code == "internal_error":
+        # The client gets a generic message; the operator gets the traceback on stderr.
+        logger.error("tool %s failed", tool_name, exc_info=exc)
+    elif not isinstance(exc, SlowaveError):
+        logger.warning("tool %s: %s (%s)", tool_name, error.code, exc)
+    return {"ok": False, "error": error.as_error()}
+
+
+def _result(envelope: dict[str, Any]) -> types.CallToolResult:
+    text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=envelope,
+        is_error=not envelope["ok"],
+    )
+
+
+# --- SDK handlers ----------------------------------------------------------------------------
+
+
+@dataclass
+class BridgeState:
+    """What the lifespan shares with handlers through `ctx.lifespan_context`."""
+
+    ready: anyio.Event = field(default_factory=anyio.Event)  # migrations applied
+    tools_used: anyio.Event = field(default_factory=anyio.Event)  # first tools/list or call
+
+
+def _client_of(ctx: ServerRequestContext[Any, Any]) -> tuple[str, str]:
+    params = ctx.session.client_params
+    if params is None:
+        return "", ""
+    return params.client_info.name or "", params.client_info.version or ""
+
+
+async def _list_tools(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=_tool_list())
+
+
+@functools.cache
+def _tool_list() -> list[types.Tool]:
+    return [
+        types.Tool(name=t.name, description=t.description, input_schema=t.input_schema())
+        for t in TOOLS.values()
+    ]
+
+
+async def _call_tool(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    raw = _raw_arguments.get()
+    if raw is _ABSENT:
+        raw = params.arguments
+    state: BridgeState = ctx.lifespan_context
+    await state.ready.wait()
+    try:
+        # thread_sensitive: every call (and the reaper) shares one thread, hence one
+        # Django connection, and SQLite sees one writer from this process at a time.
+        envelope = await sync_to_async(execute_tool, thread_sensitive=True)(
+            params.name, raw, _client_of(ctx)
+        )
+    except Exception as exc:  # the thread hop itself failed; still answer with an envelope
+        envelope = error_envelope(exc, params.name)
+    return _result(envelope)
+
+
+class _BridgeMiddleware:
+    """Keeps malformed `arguments` away from SDK validation; notices the first tool use."""
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        params = ctx.params
+        if ctx.method == "tools/call" and isinstance(params, Mapping):
+            raw = params.get("arguments")
+            if raw is not None and not isinstance(raw, dict):
+                stripped = {k: v for k, v in params.items() if k != "arguments"}
+                token = _raw_arguments.set(raw)
+                try:
+                    return await call_next(dataclasses.replace(ctx, params=stripped))
+                finally:
+                    _raw_arguments.reset(token)
+        result = await call_next(ctx)
+        if ctx.method in ("tools/list", "tools/call"):
+            state: BridgeState = ctx.lifespan_context
+            state.tools_used.set()
+        return result
+
+
+def build_server(
+    *, prepare: Callable[[], None] | None = None, background_worker: bool = True
+) -> Server[Any]:
+    """The SDK server; `prepare` (e.g. migrate) runs in the database thread before any call."""
+    server: Server[Any] = Server(
+        "slowave",
+        version=_server_version(),
+        instructions=(
+            "Slowave is long-term memory for this agent. Per task: slowave_activate first, "
+            "slowave_remember durable claims, slowave_recall when the question shifts, "
+            "slowave_feedback on every item shown, slowave_commit with an honest outcome."
+        ),
+        lifespan=functools.partial(_lifespan, prepare=prepare, background_worker=background_worker),
+        on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
+    )
+    server.middleware.append(_BridgeMiddleware())
+    return server
+
+
+# --- background work around the serve loop ---------------------------------------------------
+
+
+@asynccontextmanager
+async def _lifespan(
+    server: Server[Any], *, prepare: Callable[[], None] | None, background_worker: bool
+) -> AsyncIterator[BridgeState]:
+    state = BridgeState()
+    async with anyio.create_task_group() as tg:
+        # Preparation runs beside the handshake, not before it: initialize and tools/list
+        # never touch the database, and only tool calls wait for `ready`.
+        tg.start_soon(_prepare, prepare, state.ready)
+        tg.start_soon(_warm_up_when_ready, state.tools_used)
+        if background_worker and settings.SLOWAVE_SESSION_IDLE_TIMEOUT > 0:
+            tg.start_soon(_reaper, state.ready, max(settings.SLOWAVE_REAPER_POLL_SECONDS, 0.01))
+        try:
+            yield state
+        finally:
+            tg.cancel_scope.cancel()
+
+
+async def _prepare(prepare: Callable[[], None] | None, ready: anyio.Event) -> None:
+    if prepare is not None:
+        # A failure propagates and ends the server: serving on a half-migrated database
+        # would turn every call into an internal error.
+        await sync_to_async(prepare, thread_sensitive=True)()
+    ready.set()
+
+
+def _reap_once() -> list[str]:
+    from memory.services.sessions import session_reap_idle
+
+    close_old_connections()
+    try:
+        return session_reap_idle(now=timezone.now())
+    finally:
+        close_old_connections()
+
+
+async def _reaper(ready: anyio.Event, poll_seconds: float) -> None:
+    await ready.wait()
+    while True:
+        await anyio.sleep(poll_seconds)
+        try:
+            reaped = await sync_to_async(_reap_once, thread_sensitive=True)()
+        except Exception:
+            logger.exception("idle-session reaper failed; retrying in %ss", poll_seconds)
+            continue
+        if reaped:
+            logger.info("reaped idle sessions: %s", ", ".join(reaped))
+
+
+async def _warm_up_when_ready(tools_used: anyio.Event) -> None:
+    # The model import hogs the GIL for seconds: wait until the client has had its
+    # tools/list answered (or a short grace period passed) so the handshake stays fast.
+    with anyio.move_on_after(WARM_UP_FALLBACK_SECONDS):
+        await tools_used.wait()
+    from memory.embeddings import warm_up_in_background
+
+    warm_up_in_background()
+
+
+async def serve_stdio(
+    *, prepare: Callable[[], None] | None = None, background_worker: bool = True
+) -> None:
+    """Serve MCP over stdin/stdout until the client closes stdin."""
+    server = build_server(prepare=prepare, background_worker=background_worker)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+    # Let a call still running in the database thread finish, then close its connection.
+    with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):
+        await sync_to_async(close_old_connections, thread_sensitive=True)()
