@@ -21,6 +21,8 @@ from memory.bench.results import MAX_ITEMS, QuestionResult, RankedItem
 Encode = Callable[[list[str]], np.ndarray]
 BASELINES = ("bm25", "dense", "rrf")
 RRF_K = 60
+# Candidates per channel before fusion; the reference baseline figures used 100.
+RRF_DEPTH = 100
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 
 
@@ -93,12 +95,20 @@ def ranking(scores: np.ndarray) -> np.ndarray:
     return np.argsort(-scores, kind="stable")
 
 
-def rrf_ranking(rankings: Sequence[np.ndarray], k: int = RRF_K) -> np.ndarray:
-    """Reciprocal-rank fusion over full rankings: Σ 1 / (k + rank), ranks starting at 1."""
-    fused = np.zeros(len(rankings[0]), dtype=np.float64)
+def rrf_ranking(
+    rankings: Sequence[np.ndarray], k: int = RRF_K, depth: int = RRF_DEPTH
+) -> np.ndarray:
+    """Reciprocal-rank fusion: Σ 1 / (k + rank) over each channel's top ``depth`` (ranks from 1).
+
+    Like a typical hybrid RAG stack, each channel contributes only its candidate list; a turn
+    outside a channel's top ``depth`` gets nothing from that channel. The fused order lists
+    candidates only, ties kept in conversation order.
+    """
+    fused: dict[int, float] = {}
     for order in rankings:
-        fused[order] += 1.0 / (k + np.arange(1, len(order) + 1))
-    return ranking(fused)
+        for rank, doc in enumerate(order[:depth].tolist(), start=1):
+            fused[doc] = fused.get(doc, 0.0) + 1.0 / (k + rank)
+    return np.array(sorted(fused, key=lambda doc: (-fused[doc], doc)), dtype=np.int64)
 
 
 def documents_for(sample: Sample) -> list[RankedItem]:
@@ -109,39 +119,70 @@ def documents_for(sample: Sample) -> list[RankedItem]:
     ]
 
 
+def run_baselines(
+    methods: Sequence[str],
+    sample: Sample,
+    encode: Encode | None = None,
+    k: int = MAX_ITEMS,
+    seconds: dict[str, float] | None = None,
+) -> dict[str, list[QuestionResult]]:
+    """Answer every question of one conversation with the top-k turns of each method.
+
+    Indices are built once per conversation and each channel is scored once per question, so
+    running ``dense`` and ``rrf`` together encodes nothing twice; RRF's latency is the sum of
+    both channels plus the fusion, as a standalone hybrid search would pay. ``seconds``, when
+    given, accumulates each method's standalone cost (its indexing plus its searches) the same way.
+    """
+    methods = list(dict.fromkeys(methods))  # a repeated --baseline must not double its rows
+    unknown = [m for m in methods if m not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown baseline {unknown[0]!r}; choose from {', '.join(BASELINES)}")
+    wanted = set(methods)
+    needs_dense = bool(wanted & {"dense", "rrf"})
+    if needs_dense and encode is None:
+        raise ValueError("the dense and rrf baselines need an encode(texts) callable")
+    docs = documents_for(sample)
+    texts = [d.text for d in docs]
+    build: dict[str, float] = {"bm25": 0.0, "dense": 0.0}
+    start = time.perf_counter()
+    bm25 = BM25Index(texts) if wanted & {"bm25", "rrf"} else None
+    build["bm25"] = time.perf_counter() - start
+    start = time.perf_counter()
+    dense = DenseIndex(texts, encode) if needs_dense and encode is not None else None
+    build["dense"] = time.perf_counter() - start
+    if seconds is not None:
+        for method in methods:
+            channels = ("bm25", "dense") if method == "rrf" else (method,)
+            seconds[method] = seconds.get(method, 0.0) + sum(build[c] for c in channels)
+    out: dict[str, list[QuestionResult]] = {m: [] for m in methods}
+    for question in sample.questions:
+        orders: dict[str, np.ndarray] = {}
+        spent: dict[str, float] = {}
+        for name, index in (("bm25", bm25), ("dense", dense)):
+            if index is not None:
+                start = time.perf_counter()
+                orders[name] = ranking(index.scores(question.question))
+                spent[name] = (time.perf_counter() - start) * 1000.0
+        if "rrf" in wanted:
+            start = time.perf_counter()
+            orders["rrf"] = rrf_ranking([orders["bm25"], orders["dense"]])
+            spent["rrf"] = spent["bm25"] + spent["dense"] + (time.perf_counter() - start) * 1000.0
+        for method in methods:
+            items = [
+                RankedItem(docs[i].text, docs[i].dia_ids, ref=docs[i].ref, pathway=method)
+                for i in orders[method][:k].tolist()
+            ]
+            out[method].append(QuestionResult(question, items, {"search": [spent[method]]}))
+            if seconds is not None:
+                seconds[method] = seconds.get(method, 0.0) + spent[method] / 1000.0
+    return out
+
+
 def run_baseline(
     method: str, sample: Sample, encode: Encode | None = None, k: int = MAX_ITEMS
 ) -> list[QuestionResult]:
-    """Answer every question of one conversation with the top-k turns of ``method``."""
-    if method not in BASELINES:
-        raise ValueError(f"unknown baseline {method!r}; choose from {', '.join(BASELINES)}")
-    if method != "bm25" and encode is None:
-        raise ValueError(f"baseline {method!r} needs an encode(texts) callable")
-    docs = documents_for(sample)
-    texts = [d.text for d in docs]
-    bm25 = BM25Index(texts) if method in ("bm25", "rrf") else None
-    dense = DenseIndex(texts, encode) if method in ("dense", "rrf") and encode else None
-    results: list[QuestionResult] = []
-    for question in sample.questions:
-        start = time.perf_counter()
-        if method == "bm25" and bm25 is not None:
-            order = ranking(bm25.scores(question.question))
-        elif method == "dense" and dense is not None:
-            order = ranking(dense.scores(question.question))
-        elif bm25 is not None and dense is not None:
-            order = rrf_ranking(
-                [ranking(bm25.scores(question.question)), ranking(dense.scores(question.question))]
-            )
-        else:  # unreachable given the checks above; keeps type checkers honest
-            raise AssertionError(method)
-        top = order[:k]
-        elapsed = (time.perf_counter() - start) * 1000.0
-        items = [
-            RankedItem(docs[i].text, docs[i].dia_ids, ref=docs[i].ref, pathway=method)
-            for i in top
-        ]
-        results.append(QuestionResult(question, items, {"search": [elapsed]}))
-    return results
+    """One method on one conversation (convenience over ``run_baselines``)."""
+    return run_baselines([method], sample, encode, k)[method]
 
 
 _direct_model = None

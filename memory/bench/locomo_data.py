@@ -137,7 +137,9 @@ def _parse_sample(raw: dict[str, Any]) -> Sample:
             )
             for t in conversation[f"session_{n}"] or []
         )
-        sessions.append(Session(index=n, occurred_at=occurred_at, raw_date_time=raw_date, turns=turns))
+        sessions.append(
+            Session(index=n, occurred_at=occurred_at, raw_date_time=raw_date, turns=turns)
+        )
     questions = tuple(
         Question(
             sample_id=sample_id,
@@ -165,7 +167,22 @@ def _parse_sample(raw: dict[str, Any]) -> Sample:
 def load_locomo(path: str | Path) -> list[Sample]:
     """Every sample of a LoCoMo-layout file (a JSON list, or a single sample object)."""
     with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
+        try:
+            data = json.load(handle)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc})") from exc
     if isinstance(data, dict):
         data = [data]
-    return [_parse_sample(raw) for raw in data]
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: not a LoCoMo-layout file (expected a list of samples)")
+    samples: list[Sample] = []
+    for position, raw in enumerate(data):
+        try:
+            samples.append(_parse_sample(raw))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            # One message naming the sample beats a bare KeyError from deep inside parsing.
+            raise ValueError(
+                f"{path}: sample {position} is not in LoCoMo layout "
+                f"({type(exc).__name__}: {exc})"
+            ) from exc
+    return samples

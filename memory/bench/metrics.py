@@ -11,14 +11,16 @@ from memory.bench.results import MAX_ITEMS, QuestionResult, RankedItem
 
 TOKEN_RE = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
-    "the a an is was were are i my me it its of in on at to for and or that this with be have has had"
-    .split()
+    "the a an is was were are i my me it its of in on at to for and or that this with be have "
+    "has had".split()
 )
 HIT_THRESHOLD = 0.5
 ADVERSARIAL_PREFIX_CHARS = 600
 RECALL_KS = (5, 10, 20)
 CATEGORIES = (1, 2, 3, 4, 5)
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+CATEGORY_NAMES = {
+    1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial",
+}
 
 
 def keyword_tokens(text: Any) -> set[str]:
