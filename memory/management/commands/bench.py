@@ -1,0 +1,58 @@
+"""`slowave bench locomo PATH`: Slowave beside plain-RAG baselines on a LoCoMo-layout file."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+
+
+class Command(BaseCommand):
+    help = "Benchmarks. locomo PATH: evidence recall and keyword hits vs BM25/dense/RRF baselines."
+
+    def add_arguments(self, parser) -> None:
+        sub = parser.add_subparsers(dest="bench", required=True)
+        locomo = sub.add_parser("locomo", help="LoCoMo retrieval benchmark (spec §13.1)")
+        locomo.add_argument("path")
+        locomo.add_argument("--baseline", action="append", default=[], choices=["bm25", "dense", "rrf"])
+        locomo.add_argument("--no-slowave", action="store_true", help="run only the baselines")
+        locomo.add_argument("--db", help="SQLite file to use (default: a temporary one)")
+        locomo.add_argument("--out", help="write the JSON report here")
+        locomo.add_argument("--details", action="store_true", help="per-question rows in the JSON")
+
+    def handle(self, *args, **options) -> None:
+        from rich.console import Console
+
+        from memory.bench.locomo import run_locomo
+        from memory.bench.report import print_report
+        from memory.bench.slowave import run_sample
+
+        if not Path(options["path"]).is_file():
+            raise CommandError(f"no such file: {options['path']}")
+        _use_scratch_database(options["db"])
+        errors = Console(stderr=True)
+        try:
+            report = run_locomo(
+                options["path"], baselines=options["baseline"],
+                slowave_runner=None if options["no_slowave"] else run_sample,
+                out=options["out"], details=options["details"], log=errors.log,
+                config={"ingest": "remember", "consolidation": False,
+                        "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
+                        "relative_margin": settings.SLOWAVE_RELATIVE_MARGIN,
+                        "vector_backend": "sqlite-vec"},
+            )
+        except (OSError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        print_report(report, Console(file=self.stdout))
+
+
+def _use_scratch_database(path: str | None) -> None:
+    """Point the default connection at a bench-only SQLite file: never the user's memory."""
+    target = path or str(Path(tempfile.mkdtemp(prefix="slowave-bench-")) / "bench.sqlite3")
+    connections["default"].close()
+    connections["default"].settings_dict["NAME"] = target
+    call_command("migrate", verbosity=0)
