@@ -42,18 +42,24 @@ def search(kind: str, text: str, scopes: list[str], limit: int) -> list[tuple[in
         return [(int(row_id), float(score)) for row_id, score in cursor]
 
 
-def document_frequency(kind: str, term: str, scopes: list[str]) -> int:
+def document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> dict[str, int]:
+    """Document frequency of each term in one round trip per 200 terms."""
     _check(kind)
+    out: dict[str, int] = {}
     if not scopes:
-        return 0
+        return {term: 0 for term in terms}
     placeholders = ", ".join(["%s"] * len(scopes))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT count(*) FROM fts_{kind} WHERE fts_{kind} MATCH %s "
-            f"AND scope IN ({placeholders})",
-            [f'"{term}"', *scopes],
-        )
-        return int(cursor.fetchone()[0])
+    part = (f"SELECT %s, count(*) FROM fts_{kind} WHERE fts_{kind} MATCH %s "
+            f"AND scope IN ({placeholders})")
+    for start in range(0, len(terms), 200):
+        chunk = terms[start:start + 200]
+        params: list[object] = []
+        for term in chunk:
+            params += [term, f'"{term}"', *scopes]
+        with connection.cursor() as cursor:
+            cursor.execute(" UNION ALL ".join([part] * len(chunk)), params)
+            out.update({term: int(df) for term, df in cursor})
+    return out
 
 
 def _check(kind: str) -> None:

@@ -196,7 +196,10 @@ class Memory(models.Model):
                 name="memory_unique_active_hash",
             ),
         ]
-        indexes = [models.Index(fields=["scope", "status"])]
+        indexes = [
+            models.Index(fields=["scope", "status"]),
+            models.Index(fields=["scope", "occurred_at"]),
+        ]
 
     @property
     def public_id(self) -> str:

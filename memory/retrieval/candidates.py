@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +25,36 @@ class Pool:
     capped: bool
 
 
+ROW_FIELDS = (
+    "pk", "type", "content", "scope", "status", "origin", "generalization_stage", "salience",
+    "superseded_by_id", "occurred_at", "created_at", "provenance", "embedding",
+)
+
+
+@dataclass(slots=True)
+class MemoryRow:
+    """The columns ranking and rendering read; far cheaper to load than model instances."""
+
+    pk: int
+    type: str
+    content: str
+    scope: str
+    status: str
+    origin: str
+    generalization_stage: int
+    salience: float
+    superseded_by_id: int | None
+    occurred_at: datetime | None
+    created_at: datetime
+    provenance: dict[str, Any]
+    embedding: bytes | None
+
+
+def load_memories(ids: set[int]) -> list[MemoryRow]:
+    rows = Memory.objects.filter(pk__in=ids, status__in=ELIGIBLE_STATUSES).values_list(*ROW_FIELDS)
+    return [MemoryRow(*row) for row in rows]
+
+
 def scope_kind(scope: str) -> str:
     return scope.partition(":")[0]
 
@@ -39,7 +71,7 @@ def searchable_scopes(scope: str) -> list[str]:
     return [scope, *others]
 
 
-def stage_visible(memory: Memory, scope: str) -> bool:
+def stage_visible(memory: Memory | MemoryRow, scope: str) -> bool:
     if memory.scope == scope:
         return True
     stage = memory.generalization_stage
@@ -48,7 +80,7 @@ def stage_visible(memory: Memory, scope: str) -> bool:
     return stage >= 2
 
 
-def scope_factor(memory: Memory, scope: str) -> float:
+def scope_factor(memory: Memory | MemoryRow, scope: str) -> float:
     return 0.70 if memory.scope != scope and memory.generalization_stage == 2 else 1.0
 
 

@@ -8,12 +8,13 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.db.models import Max
 
 from memory import embeddings, lexical
 from memory.models import Episode, Memory, Procedure
 from memory.retrieval import scoring
 from memory.retrieval.candidates import (
-    ELIGIBLE_STATUSES, Pool, pool_for, scope_factor, searchable_scopes, stage_visible,
+    ELIGIBLE_STATUSES, Pool, load_memories, pool_for, scope_factor, searchable_scopes, stage_visible,
 )
 from memory.retrieval.facets import split_facets
 from memory.retrieval.temporal import Window, parse_window, temporal_bonus
@@ -91,10 +92,7 @@ def topical_against(cue: _Cue, memory: Memory) -> float:
 
 
 def _window(cue: str, scope: str, now: datetime) -> Window | None:
-    latest = (
-        Memory.objects.filter(scope=scope, occurred_at__isnull=False)
-        .order_by("-occurred_at").values_list("occurred_at", flat=True).first()
-    )
+    latest = Memory.objects.filter(scope=scope).aggregate(latest=Max("occurred_at"))["latest"]
     # Imported histories are read relative to their own latest moment, not the wall clock.
     anchor = latest if latest is not None and (now - latest).total_seconds() > 86_400 else now
     return parse_window(cue, anchor)
@@ -102,10 +100,8 @@ def _window(cue: str, scope: str, now: datetime) -> Window | None:
 
 def _idf_table(cue: str, scope: str) -> dict[str, float]:
     n_items = Memory.objects.filter(scope=scope, status__in=ELIGIBLE_STATUSES).count()
-    return {
-        term: scoring.idf(n_items, lexical.document_frequency("memory", term, [scope]))
-        for term in set(tokens(cue))
-    }
+    frequencies = lexical.document_frequencies("memory", sorted(set(tokens(cue))), [scope])
+    return {term: scoring.idf(n_items, df) for term, df in frequencies.items()}
 
 
 def _score_item(item: Scored, cue: _Cue, pools: list[Pool], row_id: int, text_stems: set[str],
@@ -143,9 +139,8 @@ def _recency(weight: float, moment: datetime, now: datetime, half_life_days: flo
 def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float, now: datetime) -> tuple[list[Scored], bool]:
     pools = _gather(cue, "memory", scopes)
     ids = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
-    rows = Memory.objects.filter(pk__in=ids, status__in=ELIGIBLE_STATUSES)
     scored: list[Scored] = []
-    for memory in rows:
+    for memory in load_memories(ids):
         if not stage_visible(memory, scope):
             continue
         item = Scored(obj=memory, vector=embeddings.from_blob(memory.embedding))
