@@ -33,6 +33,7 @@ def test_it_reports_a_locked_database_as_storage_busy() -> None:
     }
 
 
+@pytest.mark.django_db
 def test_it_answers_an_unknown_tool_without_touching_a_service() -> None:
     envelope = execute_tool("slowave_nope", {}, ("client", "1"))
     assert envelope["error"]["code"] == "invalid_input"

@@ -23,8 +23,37 @@ class Command(BaseCommand):
         locomo.add_argument("--db", help="SQLite file to use (default: a temporary one)")
         locomo.add_argument("--out", help="write the JSON report here")
         locomo.add_argument("--details", action="store_true", help="per-question rows in the JSON")
+        scale = sub.add_parser("scale", help="ingest rate and lookup latency at size (spec §13.2)")
+        scale.add_argument("--memories", type=int, required=True)
+        scale.add_argument("--scopes", type=int, default=10)
+        scale.add_argument("--queries", type=int, default=200)
+        scale.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+        scale.add_argument("--db", help="SQLite file to use (default: a temporary one)")
+        scale.add_argument("--out", help="write the JSON report here")
 
     def handle(self, *args, **options) -> None:
+        if options["bench"] == "scale":
+            return self._scale(options)
+        self._locomo(options)
+
+    def _scale(self, options) -> None:
+        import json
+
+        from memory.bench.scale import run_scale
+
+        if options["memories"] < 1 or options["scopes"] < 1 or options["queries"] < 1:
+            raise CommandError("--memories, --scopes and --queries must be positive")
+        if options["embedder"]:
+            settings.SLOWAVE_EMBEDDER = options["embedder"]
+        _use_scratch_database(options["db"])
+        report = run_scale(memories=options["memories"], scopes=options["scopes"],
+                           queries=options["queries"], log=lambda m: self.stderr.write(m))
+        text = json.dumps(report, indent=2)
+        if options["out"]:
+            Path(options["out"]).write_text(text + "\n")
+        self.stdout.write(text)
+
+    def _locomo(self, options) -> None:
         from rich.console import Console
 
         from memory.bench.locomo import run_locomo

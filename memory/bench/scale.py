@@ -1,0 +1,95 @@
+"""`slowave bench scale --memories N` (spec §13.2): ingest rate and lookup latency at size."""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from memory import embeddings
+from memory.bench.metrics import percentile
+from memory.schemas import ActivateIn, RecallIn, RememberIn
+from memory.services.activate import session_activate
+from memory.services.recall import retrieval_recall
+from memory.services.remember import memory_remember
+from memory.services.sessions import ClientInfo
+
+CLIENT = ClientInfo(name="slowave-bench", version="1")
+TYPES = ["fact", "preference", "decision", "constraint", "instruction", "lesson", "warning",
+         "open_question", "task", "artifact"]
+SUBJECTS = ["billing", "search", "checkout", "inventory", "shipping", "accounts", "reports",
+            "pricing", "auth", "gateway", "ledger", "notifications", "analytics", "catalog"]
+PARTS = ["queue", "cache", "database", "worker", "scheduler", "index", "api", "frontend",
+         "cron job", "proxy", "migration", "test suite"]
+CLAIMS = ["retries failed requests {n} times", "uses a timeout of {n} seconds", "logs to {o}",
+          "is deployed on {o}", "is owned by team {o}", "stores data in {o}", "scales to {n} replicas",
+          "alerts on-call when errors exceed {n} per minute", "is tested with {o}", "depends on {o}"]
+OBJECTS = ["Redis", "PostgreSQL", "Kafka", "Atlas", "Kubernetes", "S3", "Datadog", "pytest",
+           "nginx", "Vault", "Orion", "Helix", "BigQuery", "RabbitMQ"]
+
+
+def synthetic(n: int, seed: int = 13) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        claim = rng.choice(CLAIMS).format(n=rng.randint(2, 500), o=rng.choice(OBJECTS))
+        out.append((f"The {rng.choice(SUBJECTS)} {rng.choice(PARTS)} {claim} (note {i})", TYPES[i % 10]))
+    return out
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    fn()
+    return (time.perf_counter() - started) * 1000
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    return {f"p{p}": round(percentile(values, p), 2) for p in (50, 95, 99)}
+
+
+def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print) -> dict[str, Any]:
+    rows = synthetic(memories)
+    scope_names = [f"project:scale-{i}" for i in range(scopes)]
+    sessions = {
+        s: session_activate(data=ActivateIn(task="seed", initial_goal="seed", scope=s), client=CLIENT,
+                            now=timezone.now())["session_id"]
+        for s in scope_names
+    }
+    started = time.perf_counter()
+    for start in range(0, memories, 256):
+        scope = scope_names[(start // 256) % scopes]
+        batch = [{"content": c, "type": t} for c, t in rows[start:start + 256]]
+        memory_remember(data=RememberIn(scope=scope, session_id=sessions[scope], memories=batch),
+                        now=timezone.now())
+        if start and start % (256 * 40) == 0:
+            log(f"ingested {start} memories")
+    ingest_seconds = time.perf_counter() - started
+    rng = random.Random(7)
+    questions = [f"What does the {rng.choice(SUBJECTS)} {rng.choice(PARTS)} use?" for _ in range(queries)]
+    embed = [_timed(lambda q=q: embeddings.encode([q])) for q in questions]
+    activate_ms, recall_ms = [], []
+    for i, question in enumerate(questions):
+        scope = scope_names[i % scopes]
+        holder: dict[str, Any] = {}
+        activate_ms.append(_timed(lambda: holder.update(session_activate(
+            data=ActivateIn(task=question, initial_goal="answer", scope=scope), client=CLIENT, now=timezone.now()))))
+        recall_ms.append(_timed(lambda: retrieval_recall(
+            data=RecallIn(session_id=holder["session_id"], scope=scope, query=question), now=timezone.now())))
+    db_file = connection.settings_dict["NAME"]
+    return {
+        "memories": memories, "scopes": scopes, "queries": queries,
+        "embedder": embeddings.get_embedder().name,
+        "ingest_per_second": round(memories / ingest_seconds, 1),
+        "query_embedding_ms": _summary(embed),
+        "activate_ms": _summary(activate_ms),
+        "recall_ms": _summary(recall_ms),
+        "recall_overhead_p50_ms": round(percentile(recall_ms, 50) - percentile(embed, 50), 2),
+        "db_bytes": os.path.getsize(db_file) if os.path.exists(db_file) else None,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
