@@ -27,6 +27,8 @@ class VectorIndex(Protocol):
         self, kind: str, vector: np.ndarray, k: int, scopes: list[str]
     ) -> list[tuple[int, float]]: ...
 
+    def knn_all_scopes(self, kind: str, vector: np.ndarray, k: int) -> list[tuple[int, float, str]]: ...
+
 
 class SqliteVecIndex:
     """vec0 tables partitioned by scope, cosine distance, brute force (exact)."""
@@ -63,6 +65,16 @@ class SqliteVecIndex:
                 hits.extend((int(row_id), 1.0 - float(distance)) for row_id, distance in cursor)
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return hits[:k]
+
+    def knn_all_scopes(self, kind: str, vector: np.ndarray, k: int) -> list[tuple[int, float, str]]:
+        """(id, cosine, scope) over every partition at once: one scan instead of one per scope."""
+        _check_kind(kind)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT rowid, distance, scope FROM vec_{kind} WHERE embedding MATCH %s AND k = %s",
+                [to_blob(vector), k],
+            )
+            return [(int(row_id), 1.0 - float(distance), scope) for row_id, distance, scope in cursor]
 
 
 def _check_kind(kind: str) -> None:

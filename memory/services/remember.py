@@ -19,6 +19,8 @@ from memory.vectors import get_index
 INITIAL_SALIENCE = 1.4
 CORROBORATION_COSINE = 0.90
 CORROBORATION_K = 5
+# Near-identical text ranks first across all scopes, so a short scan finds the other-scope twins.
+CORROBORATION_SCAN = 32
 
 
 def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
@@ -97,15 +99,9 @@ def _create(*, session, item: RememberItem, vector, event: Event, digest: str, o
 
 def _corroborate(*, memory: Memory, vector, event: Event, session, now: datetime) -> None:
     """Near-identical active memories in other scopes gain a corroboration Support (feeds §7.4)."""
-    other_scopes = list(
-        Memory.objects.filter(status=Memory.Status.ACTIVE).exclude(scope=memory.scope)
-        .values_list("scope", flat=True).distinct()
-    )
-    if not other_scopes:
-        return
-    for pk, cosine in get_index().knn("memory", vector, CORROBORATION_K, other_scopes):
-        if cosine < CORROBORATION_COSINE:
-            continue
+    hits = get_index().knn_all_scopes("memory", vector, CORROBORATION_SCAN)
+    others = [(pk, cos) for pk, cos, scope in hits if scope != memory.scope and cos >= CORROBORATION_COSINE]
+    for pk, cosine in others[:CORROBORATION_K]:
         if Memory.objects.filter(pk=pk, status=Memory.Status.ACTIVE).exists():
             Support.objects.create(memory_id=pk, kind=Support.Kind.CORROBORATION, event=event,
                                    session=session, scope=memory.scope, weight=cosine, created_at=now)
