@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db.models import Max
 
 from memory import embeddings, lexical
-from memory.models import Episode, Memory, Procedure
+from memory.models import Episode, Memory, Procedure, Session
 from memory.retrieval import scoring
 from memory.retrieval.candidates import (
     ELIGIBLE_STATUSES, Pool, load_memories, pool_for, scope_factor, searchable_scopes, stage_visible,
@@ -92,9 +92,13 @@ def topical_against(cue: _Cue, memory: Memory) -> float:
 
 
 def _window(cue: str, scope: str, now: datetime) -> Window | None:
-    latest = Memory.objects.filter(scope=scope).aggregate(latest=Max("occurred_at"))["latest"]
-    # Imported histories are read relative to their own latest moment, not the wall clock.
-    anchor = latest if latest is not None and (now - latest).total_seconds() > 86_400 else now
+    # Imported histories are read relative to their own latest moment, not the wall clock; a
+    # live scope always reads "yesterday" from today.
+    anchor = now
+    if Session.objects.filter(scope=scope, ended_by=Session.EndedBy.IMPORT).exists():
+        latest = Memory.objects.filter(scope=scope).aggregate(latest=Max("occurred_at"))["latest"]
+        if latest is not None and (now - latest).total_seconds() > 86_400:
+            anchor = latest
     return parse_window(cue, anchor)
 
 
