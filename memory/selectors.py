@@ -198,3 +198,36 @@ def object_by_ref(*, ref: str) -> Any:
               "fbe": FeedbackEvent}
     model = string.get(prefix)
     return model.objects.filter(pk=ref).first() if model is not None else None
+
+
+def record_of(obj: Any) -> dict[str, Any]:
+    """A row as plain data: concrete fields by column name, vectors left out."""
+    from django.db import models
+
+    return {f.attname: getattr(obj, f.attname) for f in obj._meta.concrete_fields
+            if not isinstance(f, models.BinaryField)}
+
+
+def evidence_as_data(chain: dict[str, Any]) -> dict[str, Any]:
+    """The evidence chain with rows flattened, for `slowave show --json`."""
+    def rec(value: Any) -> Any:
+        return record_of(value) if hasattr(value, "_meta") else value
+
+    return {
+        "memory": record_of(chain["memory"]) | {"id": chain["ref"]},
+        "supports": [{k: rec(v) for k, v in s.items()} for s in chain["supports"]],
+        "sessions": [record_of(s) for s in chain["sessions"]],
+        "exposures": [{"retrieval_id": e["retrieval"].pk, "retrieval_kind": e["retrieval"].kind,
+                       "session_id": e["session_id"], "pathway": e["exposure"].pathway,
+                       "currency": e["exposure"].currency, "rank": e["exposure"].rank,
+                       "exposed_at": e["exposure"].exposed_at, "feedback": e["feedback"],
+                       "rejected": [r.rejection_reason for r in e["rejected"]]}
+                      for e in chain["exposures"]],
+        "superseded_by": str(chain["superseded_by"]) if chain["superseded_by"] else None,
+        "duplicate_of": str(chain["duplicate_of"]) if chain["duplicate_of"] else None,
+        "supersedes": [str(m) for m in chain["supersedes"]],
+        "duplicates": [str(m) for m in chain["duplicates"]],
+        "associations": chain["associations"],
+        "generalization": chain["generalization"],
+        "forget_log": [record_of(f) for f in chain["forget_log"]],
+    }

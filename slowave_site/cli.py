@@ -1,22 +1,87 @@
-"""The `slowave` console script: a thin front for the management commands (spec §11)."""
+"""The `slowave` console script: a thin front for the management commands (spec §11).
+
+Global options come before the command: `--db PATH` (must be set before Django reads its
+settings) and `--json` (passed to the command). Exit codes: 0 ok, 1 failure, 2 usage.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 
-ALIASES = {"mcp-serve": "mcp_serve"}
+COMMANDS: dict[str, tuple[str, str]] = {
+    "up": ("up", "migrate, start the background worker, serve the admin"),
+    "mcp-serve": ("mcp_serve", "the MCP server over stdio (what agents start)"),
+    "worker": ("worker", "run background passes (--once: all passes, then exit)"),
+    "consolidate": ("consolidate", "run the consolidation passes now"),
+    "decay": ("decay", "apply salience decay (--now ISO, --dry-run)"),
+    "reap": ("reap", "close idle sessions"),
+    "show": ("show", "any id with its evidence chain"),
+    "forget": ("forget", "suppress a memory or procedure (--reason required)"),
+    "unforget": ("unforget", "restore a forgotten memory or procedure"),
+    "stats": ("stats", "counts per entity and scope"),
+    "doctor": ("doctor", "check the installation and database"),
+    "backup": ("backup", "online, checked, gzipped backup with rotation"),
+    "restore": ("restore", "replace the database with a backup (--yes)"),
+    "import": ("import", "import transcripts (JSONL) or a Slowave export"),
+    "export": ("export", "export scopes as JSONL"),
+    "bench": ("bench", "benchmarks (locomo, scale)"),
+    "createadmin": ("createadmin", "create an admin login"),
+    "setup": ("setup", "MCP configuration for claude-code, cursor, generic"),
+    "migrate": ("migrate", "apply database migrations"),
+}
+# Commands that take --json themselves; for the rest a global --json is a usage error.
+JSON_COMMANDS = {"show", "forget", "unforget", "stats", "doctor", "backup", "restore", "import",
+                 "export", "createadmin", "setup"}
+
+
+def usage() -> str:
+    lines = ["usage: slowave [--db PATH] [--json] COMMAND [options]", "", "commands:"]
+    lines += [f"  {name:<12} {text}" for name, (_, text) in COMMANDS.items()]
+    lines += ["", "`slowave COMMAND --help` describes a command's options."]
+    return "\n".join(lines)
+
+
+def _fail(message: str) -> None:
+    print(f"slowave: {message}\n\n{usage()}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def parse_globals(args: list[str]) -> tuple[str | None, bool, list[str]]:
+    """Split `[--db PATH] [--json]` off the front; the rest is the command and its arguments."""
+    db, as_json = None, False
+    while args and args[0].startswith("--"):
+        option = args.pop(0)
+        if option == "--json":
+            as_json = True
+        elif option == "--db" and args:
+            db = args.pop(0)
+        elif option.startswith("--db="):
+            db = option.split("=", 1)[1]
+        elif option == "--help":
+            print(usage())
+            raise SystemExit(0)
+        else:
+            _fail(f"unknown option {option}")
+    return db, as_json, args
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = list(sys.argv[1:] if argv is None else argv)
+    db, as_json, args = parse_globals(list(sys.argv[1:] if argv is None else argv))
+    if not args:
+        _fail("a command is required")
+    if args[0] in {"-h", "help"}:
+        print(usage())
+        raise SystemExit(0)
+    if args[0] not in COMMANDS:
+        _fail(f"unknown command {args[0]!r}")
+    if db:
+        os.environ["SLOWAVE_DB_PATH"] = os.path.abspath(os.path.expanduser(db))
+    if as_json:
+        if args[0] not in JSON_COMMANDS:
+            _fail(f"{args[0]} has no --json output")
+        args.append("--json")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
-    if not args or args[0] in {"-h", "--help"}:
-        print("usage: slowave {up,mcp-serve,...} [options]\n"
-              "  up         migrate, then serve the admin on SLOWAVE_HOST:SLOWAVE_PORT\n"
-              "  mcp-serve  the MCP server over stdio (what agents start)")
-        raise SystemExit(0 if args else 2)
-    command = ALIASES.get(args[0], args[0])
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(["slowave", command, *args[1:]])
+    execute_from_command_line(["slowave", COMMANDS[args[0]][0], *args[1:]])

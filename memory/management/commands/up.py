@@ -1,21 +1,59 @@
-"""`slowave up`: migrate, then serve the admin (and later /api, /mcp) with uvicorn."""
+"""`slowave up`: migrate, start the embedded Celery worker, serve the admin with uvicorn."""
 
 from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+log = logging.getLogger(__name__)
+
+
+def start_embedded_worker() -> Any:
+    """The consolidation app's embedded worker, when that app provides one (it may not yet)."""
+    try:
+        scheduler = importlib.import_module("consolidation.scheduler")
+    except ImportError:
+        return None
+    start = getattr(scheduler, "start_embedded_worker", None)
+    return start() if callable(start) else None
+
+
+def stop_embedded_worker(handle: Any) -> None:
+    for name in ("stop", "terminate"):
+        method = getattr(handle, name, None)
+        if callable(method):
+            method()
+            return
+
 
 class Command(BaseCommand):
     help = "Apply migrations and serve Slowave's web interface on SLOWAVE_HOST:SLOWAVE_PORT."
 
-    def handle(self, *args, **options) -> None:
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--host", default=settings.SLOWAVE_HOST)
+        parser.add_argument("--port", type=int, default=settings.SLOWAVE_PORT)
+        parser.add_argument("--no-worker", action="store_true",
+                            help="do not start the embedded background worker")
+
+    def handle(self, *args: Any, **options: Any) -> None:
         import uvicorn
 
         call_command("migrate", verbosity=0)
-        call_command("collectstatic", interactive=False, verbosity=0)
-        host, port = settings.SLOWAVE_HOST, settings.SLOWAVE_PORT
-        self.stderr.write(f"Slowave admin on http://{host}:{port}/admin/ (create a login: "
-                          "python manage.py createsuperuser)")
-        uvicorn.run("slowave_site.asgi:application", host=host, port=port, log_level="warning")
+        host, port = options["host"], options["port"]
+        worker = None
+        if settings.SLOWAVE_EMBEDDED_WORKER and not options["no_worker"]:
+            worker = start_embedded_worker()
+        self.stderr.write(f"Slowave admin on http://{host}:{port}/admin/ "
+                          "(make a login with: slowave createadmin)")
+        if host not in ("127.0.0.1", "localhost", "::1") and not settings.SLOWAVE_API_TOKENS:
+            self.stderr.write("warning: listening beyond loopback without SLOWAVE_API_TOKENS")
+        try:
+            uvicorn.run("slowave_site.asgi:application", host=host, port=port, log_level="warning")
+        finally:
+            if worker is not None:
+                stop_embedded_worker(worker)

@@ -1,0 +1,33 @@
+"""`slowave backup [--dir DIR] [--keep N]`: an online, checked, gzipped snapshot of the database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from memory.management.commands._common import SlowaveCommand
+from memory.services.backup import database_backup
+
+
+class Command(SlowaveCommand):
+    help = "Back up the SQLite database (online backup API, integrity-checked, atomic, rotated)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--dir", help="backup directory (default SLOWAVE_BACKUP_DIR)")
+        parser.add_argument("--keep", type=int, help="backups to keep (default SLOWAVE_BACKUP_KEEP)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        directory = Path(options["dir"] or settings.SLOWAVE_BACKUP_DIR).expanduser()
+        keep = options["keep"] if options["keep"] is not None else settings.SLOWAVE_BACKUP_KEEP
+        with self.progress("Compressing backup") as advance:
+            result = database_backup(directory=directory, keep=keep, now=timezone.now(),
+                                     progress=advance)
+        if self.as_json:
+            self.emit({"ok": True, "data": result})
+            return
+        self.stdout.write(f"Backup written: {result['path']} ({result['bytes']} bytes)")
+        for path in result["removed"]:  # type: ignore[union-attr]
+            self.stdout.write(f"rotated out: {path}")

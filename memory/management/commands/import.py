@@ -1,0 +1,67 @@
+"""`slowave import FILE --scope kind:id [--dry-run]` (transcripts) or `--format export`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandError
+from django.utils import timezone
+
+from memory.management.commands._common import SlowaveCommand
+from memory.services.export_load import export_import
+from memory.services.transcripts import transcripts_import
+
+
+class Command(SlowaveCommand):
+    help = ("Import a JSONL transcript ({session_key, role, content, occurred_at?, metadata?} per "
+            "line) into --scope, or a Slowave export with --format export. All or nothing.")
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("file", help="JSONL file ('-' for stdin)")
+        parser.add_argument("--scope", help="target scope for transcripts (kind:id)")
+        parser.add_argument("--format", choices=["transcript", "export"], default="transcript")
+        parser.add_argument("--dry-run", action="store_true", help="validate and report only")
+
+    def _lines(self, name: str) -> list[str]:
+        if name == "-":
+            import sys
+
+            return sys.stdin.read().splitlines()
+        path = Path(name)
+        if not path.is_file():
+            raise CommandError(f"no such file: {name}")
+        return path.read_text(encoding="utf-8").splitlines()
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        lines = self._lines(options["file"])
+        now = timezone.now()
+        if options["format"] == "export":
+            if options["scope"] or options["dry_run"]:
+                raise CommandError("--scope and --dry-run apply to transcripts only", returncode=2)
+            with self.progress("Importing export") as advance:
+                report = export_import(lines=lines, now=now, progress=advance)
+        else:
+            if not options["scope"]:
+                raise CommandError("--scope is required for a transcript import", returncode=2)
+            with self.progress("Importing sessions") as advance:
+                report = transcripts_import(lines=lines, scope=options["scope"], now=now,
+                                            dry_run=options["dry_run"], progress=advance)
+        if self.as_json:
+            self.emit({"ok": True, "data": report})
+        else:
+            self._print(report)
+
+    def _print(self, report: dict[str, Any]) -> None:
+        if "imported" in report:
+            self.stdout.write("Imported: " + ", ".join(f"{k} {v}" for k, v in report["imported"].items()))
+            return
+        if report["dry_run"]:
+            self.stdout.write(f"Dry run: {report['lines']} valid lines; would create "
+                              f"{len(report['would_create'])} session(s)")
+        else:
+            self.stdout.write(f"Created {len(report['sessions_created'])} session(s) with "
+                              f"{report['events']} events and {report['episodes']} episodes in "
+                              f"{report['scope']}")
+        for key in report["sessions_skipped"]:
+            self.stdout.write(f"skipped (already imported): {key}")

@@ -1,0 +1,134 @@
+"""Backups and restores of the SQLite database (spec §11: `slowave backup` / `restore`).
+
+Backups use SQLite's online backup API, so agents may keep writing meanwhile; every file is
+checked with `PRAGMA integrity_check` before it is published by an atomic rename, and no
+temporary file is left behind on failure.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Callable
+from contextlib import closing, suppress
+from datetime import datetime
+from pathlib import Path
+
+import pysqlite3.dbapi2 as sqlite
+import sqlite_vec
+from django.db import DEFAULT_DB_ALIAS, connections
+
+from memory.errors import InvalidInput, StorageError
+from memory.models import PassLock
+
+PATTERN = "slowave-*.sqlite3.gz"
+CHUNK = 1024 * 1024
+Progress = Callable[[int], None]
+
+
+def _database_path() -> Path:
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor != "sqlite":
+        raise StorageError("backups of PostgreSQL are pg_dump's job: run pg_dump on DATABASE_URL")
+    return Path(db.settings_dict["NAME"])
+
+
+def _connect(path: Path) -> sqlite.Connection:
+    conn = sqlite.connect(str(path), timeout=30)
+    # The vec0 tables are virtual: checking them needs the extension their module lives in.
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    return conn
+
+
+def integrity_check(path: Path) -> str:
+    with closing(_connect(path)) as conn:
+        rows = conn.execute("PRAGMA integrity_check").fetchall()
+    return "; ".join(str(r[0]) for r in rows)
+
+
+def _copy_stream(src: object, dst: object, progress: Progress | None) -> None:
+    while chunk := src.read(CHUNK):  # type: ignore[attr-defined]
+        dst.write(chunk)  # type: ignore[attr-defined]
+        if progress:
+            progress(len(chunk))
+
+
+def _target_name(directory: Path, now: datetime) -> Path:
+    stem = f"slowave-{now:%Y%m%d_%H%M%S}"
+    target, n = directory / f"{stem}.sqlite3.gz", 2
+    while target.exists():  # two backups in one second keep both
+        target, n = directory / f"{stem}-{n}.sqlite3.gz", n + 1
+    return target
+
+
+def database_backup(*, directory: Path, keep: int, now: datetime,
+                    progress: Progress | None = None) -> dict[str, object]:
+    """Snapshot → integrity_check → gzip → atomic rename → rotation to the newest `keep`."""
+    if keep < 1:
+        raise InvalidInput.for_field("keep", "keep must be at least 1")
+    source = _database_path()
+    directory = Path(directory)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    target = _target_name(directory, now)
+    raw, packed = directory / f".{target.name}.snapshot", directory / f".{target.name}.tmp"
+    try:
+        with closing(_connect(source)) as src, closing(sqlite.connect(str(raw))) as dst:
+            src.backup(dst)  # one step: a consistent snapshot even while writers carry on
+        verdict = integrity_check(raw)
+        if verdict != "ok":
+            raise StorageError(f"the snapshot failed integrity_check: {verdict}")
+        with raw.open("rb") as plain, gzip.open(packed, "wb", compresslevel=6) as zipped:
+            _copy_stream(plain, zipped, progress)
+        os.replace(packed, target)
+    finally:
+        for leftover in (raw, packed):
+            with suppress(FileNotFoundError):
+                leftover.unlink()
+    removed = backup_rotate(directory=directory, keep=keep)
+    return {"path": str(target), "bytes": target.stat().st_size, "removed": [str(p) for p in removed]}
+
+
+def backup_rotate(*, directory: Path, keep: int) -> list[Path]:
+    # Names carry the timestamp, so name order is age order.
+    backups = sorted(Path(directory).glob(PATTERN), key=lambda p: p.name)
+    doomed = backups[:-keep] if keep > 0 else backups
+    for path in doomed:
+        path.unlink()
+    return doomed
+
+
+def database_restore(*, source: Path, now: datetime, progress: Progress | None = None) -> dict[str, object]:
+    """Replace the database with a backup, after checking it; refuses while a pass holds a lock."""
+    target = _database_path()
+    source = Path(source)
+    if not source.is_file():
+        raise InvalidInput.for_field("path", f"no such backup file: {source}")
+    held = PassLock.objects.filter(expires_at__gt=now).exclude(holder="").first()
+    if held is not None:
+        raise InvalidInput.for_field_message(
+            "path", f"background pass {held.name} holds its lock until {held.expires_at:%H:%M:%S}; "
+                    "stop the worker (and slowave up) and retry")
+    tmp = target.parent / f".{target.name}.restore-tmp"
+    try:
+        with source.open("rb") as probe:
+            zipped = probe.read(2) == b"\x1f\x8b"
+        opener = gzip.open if zipped else open
+        with opener(source, "rb") as src, tmp.open("wb") as dst:  # type: ignore[operator]
+            _copy_stream(src, dst, progress)
+        verdict = integrity_check(tmp)
+        if verdict != "ok":
+            raise StorageError(f"{source} failed integrity_check: {verdict}; nothing was restored")
+        connections.close_all()
+        os.replace(tmp, target)
+    except (OSError, EOFError, sqlite.DatabaseError) as exc:
+        raise StorageError(f"{source} is not a readable Slowave backup: {exc}") from None
+    finally:
+        with suppress(FileNotFoundError):
+            tmp.unlink()
+    for suffix in ("-wal", "-shm"):
+        # Frames of the old database's WAL would be replayed onto the restored file.
+        with suppress(FileNotFoundError):
+            Path(f"{target}{suffix}").unlink()
+    return {"restored": str(target), "from": str(source)}

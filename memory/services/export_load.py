@@ -1,0 +1,148 @@
+"""Loading a Slowave export (`slowave import FILE --format export`, spec §9).
+
+Rows keep their ids, so references stay valid and a re-export is byte-identical; ids already
+in use are listed and nothing is written. The whole file is read and checked first, then one
+transaction inserts everything and the FTS and vector indexes are rebuilt.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from django.core.management.color import no_style
+from django.db import IntegrityError, connection, models, transaction
+
+from memory import embeddings, lexical
+from memory.errors import InvalidInput
+from memory.models import Cursor, Episode, Event, Exposure, Memory, Procedure, Prototype, Support
+from memory.services.export import CHILDREN, DERIVED, FORMAT, RECORD_MODELS, VERSION
+from memory.vectors import get_index
+
+# Insert order; foreign keys are checked at commit, so only readability depends on it.
+ORDER: list[type[models.Model]] = [
+    RECORD_MODELS["continuity"], RECORD_MODELS["session"], Event, Episode, Prototype, Memory,
+    Support, RECORD_MODELS["association"], Procedure, RECORD_MODELS["retrieval"], Exposure, Cursor,
+    RECORD_MODELS["feedback"], RECORD_MODELS["learning"], RECORD_MODELS["forget_log"],
+]
+PREFIX = {"Memory": "sch_", "Event": "evt_", "Episode": "ep_", "Prototype": "pro_"}
+Progress = Callable[[int], None]
+
+
+def decode_row(model: type[models.Model], data: dict[str, Any]) -> models.Model:
+    values: dict[str, Any] = {}
+    for f in model._meta.concrete_fields:
+        if f.name in DERIVED or f.attname not in data:
+            continue
+        value = data[f.attname]
+        if value is not None and isinstance(f, models.DateTimeField):
+            value = datetime.fromisoformat(value)
+        elif value is not None and isinstance(f, models.BinaryField):
+            value = base64.b64decode(value)
+        values[f.attname] = value
+    return model(**values)
+
+
+def _header(number: int, data: Any) -> None:
+    if not (isinstance(data, dict) and data.get("record") == "header" and data.get("format") == FORMAT):
+        raise InvalidInput(f"line {number}: not a Slowave export (the first line must be its header)")
+    if data.get("version") != VERSION:
+        raise InvalidInput(f"line {number}: export version {data.get('version')!r} is not supported")
+
+
+def _rows(number: int, data: dict[str, Any]) -> list[models.Model]:
+    record = data.get("record")
+    model = RECORD_MODELS.get(record) if isinstance(record, str) else None
+    if model is None:
+        raise InvalidInput(f"line {number}: unknown record {record!r}")
+    try:
+        rows = [decode_row(model, data)]
+        if record in CHILDREN:
+            key, child, _ = CHILDREN[record]
+            rows += [decode_row(child, c) for c in data.get(key, [])]
+        rows += [decode_row(Cursor, c) for c in data.get("cursors", [])] if record == "retrieval" else []
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise InvalidInput(f"line {number}: malformed {record} record ({exc})") from None
+    return rows
+
+
+def export_parse(*, lines: Iterable[str]) -> dict[type[models.Model], list[models.Model]]:
+    """Every row of the file, per model; the first bad line raises `line N: …`."""
+    rows: dict[type[models.Model], list[models.Model]] = {m: [] for m in ORDER}
+    seen_header = False
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"line {number}: not valid JSON ({exc.msg})") from None
+        if not seen_header:
+            _header(number, data)
+            seen_header = True
+            continue
+        if not isinstance(data, dict):
+            raise InvalidInput(f"line {number}: each line must be a JSON object")
+        for row in _rows(number, data):
+            rows[type(row)].append(row)
+    if not seen_header:
+        raise InvalidInput("line 1: the file is empty; expected a Slowave export header")
+    return rows
+
+
+def _collisions(rows: dict[type[models.Model], list[models.Model]]) -> list[str]:
+    taken: list[str] = []
+    for model, items in rows.items():
+        pks = [r.pk for r in items]
+        for pk in model.objects.filter(pk__in=pks).values_list("pk", flat=True)[:20]:
+            taken.append(f"{PREFIX.get(model.__name__, model.__name__.lower() + ' ')}{pk}")
+    return taken
+
+
+def _reindex(rows: dict[type[models.Model], list[models.Model]], now: datetime) -> None:
+    """FTS and vectors are derived: rebuild them from the imported text."""
+    jobs = [("memory", Memory, [(m.pk, m.pk, m.scope, m.content) for m in rows[Memory]]),
+            ("episode", Episode, [(e.pk, e.pk, e.scope, e.content) for e in rows[Episode]]),
+            ("procedure", Procedure, [(p.pk, p.index_key, p.scope, f"{p.goal}\n{p.summary}")
+                                      for p in rows[Procedure]])]
+    index = get_index()
+    for kind, model, items in jobs:
+        for start in range(0, len(items), embeddings.BATCH_SIZE):
+            batch = items[start:start + embeddings.BATCH_SIZE]
+            for _, key, scope, text in batch:
+                lexical.index(kind, key, scope, text)
+            vectors = embeddings.encode([text for *_, text in batch])
+            if vectors is None:
+                continue  # lexical-only: the backfill pass embeds them later
+            for (pk, key, scope, _), vector in zip(batch, vectors):
+                model.objects.filter(pk=pk).update(embedding=embeddings.to_blob(vector), embedded_at=now)
+                index.upsert(kind, key, scope, vector)
+    for proto in rows[Prototype]:
+        index.upsert("prototype", proto.pk, proto.scope, embeddings.from_blob(proto.centroid))
+
+
+def export_import(*, lines: Iterable[str], now: datetime,
+                  progress: Progress | None = None) -> dict[str, Any]:
+    """Insert an export into this store under its own ids; all or nothing."""
+    rows = export_parse(lines=lines)
+    taken = _collisions(rows)
+    if taken:
+        raise InvalidInput(f"{len(taken)}+ ids of this export are already in use ({', '.join(taken[:10])}); "
+                           "import into an empty store")
+    try:
+        with transaction.atomic():
+            for model in ORDER:
+                model.objects.bulk_create(rows[model], batch_size=500)
+                if progress:
+                    progress(len(rows[model]))
+            if connection.vendor == "postgresql":
+                for sql in connection.ops.sequence_reset_sql(no_style(), ORDER):
+                    with connection.cursor() as cursor:
+                        cursor.execute(sql)
+            _reindex(rows, now)
+    except IntegrityError as exc:
+        raise InvalidInput(f"the export conflicts with stored data: {exc}") from None
+    return {"imported": {m.__name__: len(rows[m]) for m in ORDER if rows[m]}}
