@@ -43,13 +43,14 @@ def bar_chart(values: list[int], labels: list[str], *, width: int = 320, height:
               gap: float = 2.0) -> dict[str, Any]:
     """Vertical bars scaled to the largest value; the template adds axes and tooltips."""
     top = max(values) if values and max(values) > 0 else 1
-    plot_h = height - 18  # room for the labels under the bars
+    head, baseline = 12, height - 18  # room for values above and labels below the bars
+    scale = (baseline - head) / top
     slot = width / max(len(values), 1)
-    bars = [Bar(x=round(i * slot + gap / 2, 2), y=round(plot_h - v / top * plot_h, 2),
-                w=round(max(slot - gap, 1), 2), h=round(v / top * plot_h, 2), value=v, label=label)
+    bars = [Bar(x=round(i * slot + gap / 2, 2), y=round(baseline - v * scale, 2),
+                w=round(max(slot - gap, 1), 2), h=round(v * scale, 2), value=v, label=label)
             for i, (v, label) in enumerate(zip(values, labels))]
     return {"bars": bars, "width": width, "height": height, "max": max(values, default=0),
-            "total": sum(values), "baseline": plot_h, "colour": "#0969da", "title": "", "ticks": []}
+            "total": sum(values), "baseline": baseline, "colour": "#0969da", "title": "", "ticks": []}
 
 
 def _daily(queryset: Any, field: str, since: datetime, days: list[str]) -> list[int]:
@@ -64,7 +65,8 @@ def activity(*, now: datetime) -> list[dict[str, Any]]:
     start = (now - timedelta(days=DAYS - 1)).date()
     since = datetime.combine(start, datetime.min.time(), tzinfo=now.tzinfo)
     days = [str(start + timedelta(days=i)) for i in range(DAYS)]
-    labels = [d[5:] if i % 7 == 0 or i == DAYS - 1 else "" for i, d in enumerate(days)]
+    # Weekly ticks counted back from today, so the newest bar is always labelled.
+    labels = [d[5:] if (DAYS - 1 - i) % 7 == 0 else "" for i, d in enumerate(days)]
     series = [
         ("Sessions started", "#0969da", _daily(Session.objects.all(), "started_at", since, days)),
         ("Memories remembered", "#2da44e",
@@ -77,8 +79,10 @@ def activity(*, now: datetime) -> list[dict[str, Any]]:
         chart = bar_chart(values, labels, width=330, height=110, gap=2)
         for bar, day in zip(chart["bars"], days):
             bar.label = day
-        chart.update(title=title, colour=colour, ticks=[(b.x + b.w / 2, lab) for b, lab in
-                                                        zip(chart["bars"], labels) if lab])
+        # The newest tick sits at the right edge: anchor it at its end so it is not clipped.
+        chart.update(title=title, colour=colour, ticks=[
+            (b.x + b.w, lab, "end") if i == DAYS - 1 else (b.x + b.w / 2, lab, "middle")
+            for i, (b, lab) in enumerate(zip(chart["bars"], labels)) if lab])
         charts.append(chart)
     return charts
 
@@ -148,11 +152,17 @@ def pending_work() -> list[tuple[str, int]]:
     ]
 
 
+def recent_runs(limit: int = 20) -> list[dict[str, Any]]:
+    runs = WorkerRun.objects.order_by("-started_at")[:limit]
+    return [{"run": r, "seconds": (r.finished_at - r.started_at).total_seconds() if r.finished_at else None}
+            for r in runs]
+
+
 def dashboard_context(*, now: datetime, quick_check: bool = False) -> dict[str, Any]:
     return {
         "counts": counts(), "activity": activity(now=now), "salience": salience_histogram(),
         "stages": stage_distribution(), "status": status_strip(), "scopes": scope_table(),
-        "runs": list(WorkerRun.objects.order_by("-started_at")[:20]), "pending": pending_work(),
+        "runs": recent_runs(), "pending": pending_work(),
         "health": database_health(quick_check=quick_check), "now": now,
     }
 

@@ -53,10 +53,11 @@ class ControlMixin:
             messages.error(request, exc.message)
             return False
         if result.changed:
-            verb = "suppressed" if result.action == "forget" else f"restored to {result.new_status}"
-            messages.success(request, f"{result.ref} {verb}.")
+            done = (f"Suppressed {result.ref}: agents no longer see it." if result.action == "forget"
+                    else f"Restored {result.ref} to {result.new_status}.")
+            messages.success(request, done)
         else:
-            messages.info(request, f"{result.ref} was already {result.new_status}; nothing changed.")
+            messages.info(request, f"Nothing changed: {result.ref} was already {result.new_status}.")
         for warning in result.warnings:
             messages.warning(request, warning)
         return True

@@ -42,7 +42,14 @@ class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
     ordering = ("-created_at", "-pk")
     actions = ["suppress_selected", "restore_selected", "reactivate_selected", "reset_selected"]
     change_form_template = "admin/memory/memory/change_form.html"
-    exclude = ("embedding",)
+    # The claim, type, scope and status head the page; these are the details beneath it.
+    fieldsets = (
+        ("Learning", {"fields": ("salience", "generalization_stage", "stale_reason",
+                                 "superseded_by", "duplicate_of", "prototype")}),
+        ("Provenance", {"classes": ("collapse",), "fields": (
+            "source_session", "source_event", "occurred_at", "created_at", "last_decayed_at",
+            "embedded_at", "provenance", "flags", "normalized_hash")}),
+    )
 
     def public_ref(self, obj: Memory) -> str:
         return memory_ref(obj.pk)
