@@ -1,0 +1,43 @@
+"""The console script's contract: usage, exit codes, and every command reachable by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from slowave_site.cli import COMMANDS
+from tests.cli.runner import slowave
+
+# Written by the consolidation work; the CLI only maps their names.
+OTHERS = {"worker", "consolidate", "decay", "reap"}
+
+
+def test_it_prints_usage_and_exits_2_without_a_command(tmp_path: Path) -> None:
+    result = slowave(tmp_path)
+    assert result.code == 2
+    assert "usage: slowave" in result.err and "forget" in result.err
+
+
+def test_it_rejects_unknown_commands_and_options_with_exit_2(tmp_path: Path) -> None:
+    unknown = slowave(tmp_path, "frobnicate")
+    assert unknown.code == 2 and "unknown command 'frobnicate'" in unknown.err
+    option = slowave(tmp_path, "--colour", "stats")
+    assert option.code == 2 and "unknown option --colour" in option.err
+    no_json = slowave(tmp_path, "--json", "up")
+    assert no_json.code == 2 and "up has no --json output" in no_json.err
+    assert not (tmp_path / "slowave.sqlite3").exists()  # nothing was started or created
+
+
+def test_it_prints_help_with_exit_0(tmp_path: Path) -> None:
+    result = slowave(tmp_path, "--help")
+    assert result.code == 0 and all(name in result.out for name in COMMANDS)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_it_maps_every_command_to_its_management_command(tmp_path: Path, command: str) -> None:
+    result = slowave(tmp_path, command, "--help")
+    if command in OTHERS and "Unknown command" in result.err:
+        pytest.skip(f"`manage.py {COMMANDS[command][0]}` is not in this checkout yet")
+    assert result.code == 0, result.err
+    assert f"slowave {COMMANDS[command][0]}" in result.out
