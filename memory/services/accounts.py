@@ -8,6 +8,9 @@ from django.core.exceptions import ValidationError
 
 from memory.errors import InvalidInput
 
+# The control panel can suppress any memory; a floor holds even where no validators are set.
+MIN_PASSWORD = 10
+
 
 def admin_create(*, username: str, email: str, password: str) -> str:
     """Create a superuser; refuses an existing name or a weak password. Returns the username."""
@@ -19,6 +22,8 @@ def admin_create(*, username: str, email: str, password: str) -> str:
         raise InvalidInput.for_field_message(
             "username", f"user {name} already exists; pick another name or change the password "
                         "in the admin")
+    if len(password or "") < MIN_PASSWORD:
+        raise InvalidInput.for_field("password", f"password must be at least {MIN_PASSWORD} characters")
     try:
         validate_password(password, User(username=name, email=email))
     except ValidationError as exc:
