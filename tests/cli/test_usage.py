@@ -34,10 +34,17 @@ def test_it_prints_help_with_exit_0(tmp_path: Path) -> None:
     assert result.code == 0 and all(name in result.out for name in COMMANDS)
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_it_maps_every_command_to_its_management_command(tmp_path: Path, command: str) -> None:
+def test_it_maps_every_command_to_a_management_command() -> None:
+    from django.core.management import get_commands
+
+    known = get_commands()
+    missing = [name for name, (target, _) in COMMANDS.items() if target not in known]
+    # The consolidation passes' commands are written elsewhere; the CLI only maps their names.
+    assert set(missing) <= OTHERS, missing
+
+
+@pytest.mark.parametrize("command", ["show", "mcp-serve", "import"])
+def test_it_hands_options_to_the_management_command(tmp_path: Path, command: str) -> None:
     result = slowave(tmp_path, command, "--help")
-    if command in OTHERS and "Unknown command" in result.err:
-        pytest.skip(f"`manage.py {COMMANDS[command][0]}` is not in this checkout yet")
     assert result.code == 0, result.err
     assert f"slowave {COMMANDS[command][0]}" in result.out
