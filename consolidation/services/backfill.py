@@ -1,0 +1,75 @@
+"""Passes 1 and 2 (spec §8.3): form episodes of ended sessions still pending, and embed rows
+that were stored while the model was unavailable (`embedded_at` NULL).
+
+Episode formation itself lives in memory.services.episodes; this module only finds the work.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Model, QuerySet
+
+from consolidation.services.common import scoped
+from memory import embeddings
+from memory.models import Episode, Memory, Procedure, Session
+from memory.services.episodes import episodes_form
+from memory.vectors import get_index
+
+log = logging.getLogger(__name__)
+BATCH = 256
+
+
+def episodes_form_pending(*, now: datetime, scope: str | None = None, since: datetime | None = None) -> dict[str, int]:
+    """Ended sessions whose episodes were never formed (e.g. a crash between end and formation)."""
+    pending = scoped(Session.objects.filter(
+        status=Session.Status.ENDED, episodes_state=Session.EpisodesState.PENDING), scope)
+    sessions = episodes = 0
+    for session_id in list(pending.order_by("started_at", "pk").values_list("pk", flat=True)):
+        formed = episodes_form(session_id=session_id, now=now)
+        sessions += 1 if formed else 0
+        episodes += formed
+    return {"sessions": sessions, "episodes": episodes}
+
+
+def _text(row: Model) -> str:
+    if isinstance(row, Procedure):
+        return f"{row.goal}\n{row.summary}"  # the text procedure_store embeds
+    return row.content
+
+
+def _vector_key(row: Model) -> int:
+    return row.index_key if isinstance(row, Procedure) else row.pk
+
+
+def _embed_kind(kind: str, queryset: QuerySet, now: datetime) -> int | None:
+    """Embed every row of the queryset in batches; None if the model cannot be loaded."""
+    done = 0
+    while True:
+        batch = list(queryset.filter(embedded_at__isnull=True).order_by("pk")[:BATCH])
+        if not batch:
+            return done
+        vectors = embeddings.encode([_text(row) for row in batch])
+        if vectors is None:
+            return None
+        with transaction.atomic():
+            for row, vector in zip(batch, vectors):
+                type(row).objects.filter(pk=row.pk, embedded_at__isnull=True).update(
+                    embedding=embeddings.to_blob(vector), embedded_at=now)
+                get_index().upsert(kind, _vector_key(row), row.scope, vector)
+        done += len(batch)
+
+
+def embeddings_backfill(*, now: datetime, scope: str | None = None, since: datetime | None = None) -> dict[str, int]:
+    counts = {"memories": 0, "episodes": 0, "procedures": 0}
+    for key, kind, model in (("memories", "memory", Memory), ("episodes", "episode", Episode),
+                             ("procedures", "procedure", Procedure)):
+        done = _embed_kind(kind, scoped(model.objects.all(), scope), now)
+        if done is None:
+            log.warning("embedding model unavailable; rows stay lexical-only until it loads")
+            counts["unavailable"] = 1
+            break
+        counts[key] = done
+    return counts
