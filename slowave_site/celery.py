@@ -1,0 +1,27 @@
+"""The Celery app (spec §8.5): `celery -A slowave_site worker|beat`.
+
+Broker: SLOWAVE_BROKER_URL (e.g. redis://) or, unset, the filesystem transport under
+SLOWAVE_BROKER_DIR, so the default install needs no extra service. Transport folders, result
+store and beat schedule come from consolidation.scheduler once Django settings are readable.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
+
+app = Celery("slowave_site")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+
+@app.on_after_configure.connect
+def _configure(sender: Celery, **kwargs: Any) -> None:
+    # Imported here: this module is loaded by slowave_site/__init__ before settings exist.
+    from consolidation.scheduler import celery_settings
+
+    sender.conf.update(celery_settings())
