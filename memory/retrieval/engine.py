@@ -12,10 +12,11 @@ from django.db.models import Max
 
 from memory import embeddings, lexical
 from memory.models import Episode, Memory, Procedure, Session
-from memory.retrieval import scoring
+from memory.retrieval import context, scoring
 from memory.retrieval.candidates import (
     ELIGIBLE_STATUSES, Pool, load_memories, pool_for, scope_factor, searchable_scopes, stage_visible,
 )
+from memory.retrieval.context import add_context
 from memory.retrieval.facets import split_facets
 from memory.retrieval.temporal import Window, parse_window, temporal_bonus
 from memory.text import stems, tokens
@@ -38,6 +39,7 @@ class Scored:
     topical: float = 0.0
     details: dict[str, float] = field(default_factory=dict)
     facet_topical: list[float] = field(default_factory=list)
+    context: float = 0.0  # best topical of a neighbouring turn (recall only)
 
 
 @dataclass
@@ -69,7 +71,7 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime, with_episodes: bool 
         facets=facets, vectors=vectors, window=_window(cue, scope, now),
         terms=[scoring.facet_terms(f, idf_of) for f in facets],
     )
-    memories, capped = _rank_memories(prepared, scope, scopes, floor, now)
+    memories, capped = _rank_memories(prepared, scope, scopes, floor, now, with_context=kind == "recall")
     if kind == "activate":
         memories = _apply_margin(memories, len(facets), settings.SLOWAVE_RELATIVE_MARGIN)
     memories = _order(memories)
@@ -140,20 +142,35 @@ def _recency(weight: float, moment: datetime, now: datetime, half_life_days: flo
     return weight * 2 ** (-age_days / half_life_days)
 
 
-def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float, now: datetime) -> tuple[list[Scored], bool]:
+def _score_memory(cue: _Cue, pools: list[Pool], memory, scope: str, now: datetime) -> Scored:
+    item = Scored(obj=memory, vector=embeddings.from_blob(memory.embedding))
+    moment = memory.occurred_at or memory.created_at
+    _score_item(item, cue, pools, memory.pk, stems(memory.content), memory.salience,
+                moment, scope_factor(memory, scope), memory.status == Memory.Status.STALE,
+                recency=_recency(MEMORY_RECENCY, moment, now, MEMORY_RECENCY_HALF_LIFE_DAYS))
+    return item
+
+
+def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float, now: datetime,
+                   with_context: bool) -> tuple[list[Scored], bool]:
     pools = _gather(cue, "memory", scopes)
     ids = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
+
+    def score_rows(rows) -> list[Scored]:
+        return [_score_memory(cue, pools, m, scope, now) for m in rows if stage_visible(m, scope)]
+
+    items = score_rows(load_memories(ids))
+    if with_context:
+        items = add_context(items, score_rows)
     scored: list[Scored] = []
-    for memory in load_memories(ids):
-        if not stage_visible(memory, scope):
-            continue
-        item = Scored(obj=memory, vector=embeddings.from_blob(memory.embedding))
-        moment = memory.occurred_at or memory.created_at
-        _score_item(item, cue, pools, memory.pk, stems(memory.content), memory.salience,
-                    moment, scope_factor(memory, scope), memory.status == Memory.Status.STALE,
-                    recency=_recency(MEMORY_RECENCY, moment, now, MEMORY_RECENCY_HALF_LIFE_DAYS))
+    for item in items:
+        memory = item.obj
+        if item.context:
+            item.score += context.CONTEXT_WEIGHT * item.context
+            item.details["context"] = round(item.context, 4)
+        admitted = max(item.topical, context.CONTEXT_SHARE * item.context)
         needed = max(floor, CROSS_SCOPE_TOPICAL) if memory.scope != scope else floor
-        if item.topical >= needed:
+        if admitted >= needed:
             scored.append(item)
     capped = any(p.capped for p in pools) and len(scored) >= scoring_pool_floor(pools)
     return scored, capped

@@ -1,0 +1,70 @@
+"""Neighbouring-turn context for recall (issue 3): memories remembered one after another in a
+session are read together, so a strong match lends relevance to the turns around it.
+
+A neighbour's admission still rests on real relevance: its context is a share of a neighbour's
+topical score, so nothing is admitted around a cue that matched nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connection
+
+from memory.retrieval.candidates import MemoryRow, load_memories
+
+SEEDS = 30  # only the strongest matches lend context
+CONTEXT_SHARE = 0.80  # a neighbour may be admitted at this share of its best neighbour's topical
+CONTEXT_WEIGHT = 0.25  # and ranks higher by this share of it
+
+
+def _positions(pks: list[int]) -> dict[int, tuple[str, int]]:
+    """memory pk → (session id, seq of its source remember event)."""
+    if not pks:
+        return {}
+    marks = ", ".join(["%s"] * len(pks))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT m.id, e.session_id, e.seq FROM memory_memory m "
+            f"JOIN memory_event e ON e.id = m.source_event_id WHERE m.id IN ({marks})", pks)
+        return {pk: (session_id, seq) for pk, session_id, seq in cursor}
+
+
+def _around(positions: dict[int, tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """(session, seq) → memory pk for the remember events next to the given positions."""
+    wanted = {(s, q + d) for s, q in positions.values() for d in (-1, 1)}
+    if not wanted:
+        return {}
+    sessions = sorted({s for s, _ in wanted})
+    seqs = sorted({q for _, q in wanted})
+    marks_s, marks_q = ", ".join(["%s"] * len(sessions)), ", ".join(["%s"] * len(seqs))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT m.id, e.session_id, e.seq FROM memory_memory m "
+            "JOIN memory_event e ON e.id = m.source_event_id "
+            f"WHERE e.session_id IN ({marks_s}) AND e.seq IN ({marks_q})", [*sessions, *seqs])
+        return {(s, q): pk for pk, s, q in cursor if (s, q) in wanted}
+
+
+def add_context(items: list[Any], score_rows: Callable[[list[MemoryRow]], list[Any]]) -> list[Any]:
+    """Score the neighbours of the strongest items and give every item its context value.
+
+    `items` carry `.obj.pk`, `.topical` and `.context`; returns the items plus new neighbours.
+    """
+    seeds = sorted(items, key=lambda it: -it.topical)[:SEEDS]
+    positions = _positions([it.obj.pk for it in seeds])
+    around = _around(positions)
+    known = {it.obj.pk for it in items}
+    fresh = load_memories({pk for pk in around.values() if pk not in known})
+    everything = items + score_rows(fresh)
+    by_pk = {it.obj.pk: it for it in everything}
+    positions.update(_positions([pk for pk in around.values() if pk not in positions]))
+    for pk, (session_id, seq) in positions.items():
+        for step in (-1, 1):
+            neighbour = by_pk.get(around.get((session_id, seq + step), -1))
+            source = by_pk.get(pk)
+            if neighbour is None or source is None or pk not in {it.obj.pk for it in seeds}:
+                continue
+            neighbour.context = max(neighbour.context, source.topical)
+    return everything
