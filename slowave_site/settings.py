@@ -96,7 +96,8 @@ else:
                     f"PRAGMA busy_timeout={SLOWAVE_DB_BUSY_TIMEOUT_MS}"
                 ),
             },
-            "TEST": {"NAME": str(SLOWAVE_HOME / "test-slowave.sqlite3")},
+            # One file per test process: concurrent test runs must not share a database.
+            "TEST": {"NAME": str(SLOWAVE_HOME / f"test-slowave-{os.getpid()}.sqlite3")},
         }
     }
 

@@ -74,10 +74,10 @@ def test_it_rewards_agreement_of_the_dense_and_lexical_channels():
 
 
 def test_it_shows_strong_neighbours_as_associated_items():
-    session_id, (first, second) = _store([
-        {"content": "The nightly export job writes CSV files to the reports bucket", "type": "fact"},
-        {"content": "Those uploads are encrypted with the shared team key", "type": "fact"},
-    ])
+    # Stored in separate sessions so that only the edge, not turn adjacency, links them.
+    session_id, (first,) = _store([
+        {"content": "The nightly export job writes CSV files to the reports bucket", "type": "fact"}])
+    _, (second,) = _store([{"content": "Those uploads are encrypted with the shared team key", "type": "fact"}])
     Association.objects.create(src_id=first, dst_id=second, kind="temporal", weight=0.5, updated_at=timezone.now())
     reply = retrieval_recall(data=RecallIn(session_id=session_id, scope=SCOPE,
                                            query="Where does the nightly export job write its CSV files?"),
@@ -86,6 +86,23 @@ def test_it_shows_strong_neighbours_as_associated_items():
     assert pathways.get(f"sch_{first}") == "direct"
     assert pathways.get(f"sch_{second}") == "associated"
     assert reply["relevant_total"] == 1
+
+
+def test_it_reads_neighbouring_turns_as_context_in_recall():
+    session_id, (_before, asked, answer, _after) = _store([
+        {"content": "Tim: I joined a fantasy literature forum last night", "type": "fact"},
+        {"content": "John: Which fantasy novels do you enjoy writing about the most?", "type": "fact"},
+        {"content": "Tim: Harry Potter and Game of Thrones, I could chat about them forever!", "type": "fact"},
+        {"content": "John: My knee is finally better so I am back on the court", "type": "fact"},
+    ])
+    reply = retrieval_recall(data=RecallIn(session_id=session_id, scope=SCOPE,
+                                           query="Which fantasy novels does Tim enjoy writing about?"),
+                             now=timezone.now())
+    shown = [m["memory_id"] for m in reply["memories"]]
+    assert f"sch_{asked}" in shown and f"sch_{answer}" in shown
+    only_own = rank(scope=SCOPE, cue="Which fantasy novels does Tim enjoy writing about?", kind="activate",
+                    now=timezone.now())
+    assert answer not in [it.obj.pk for it in only_own.memories]
 
 
 def test_it_demotes_stale_memories_behind_current_ones():
