@@ -13,21 +13,39 @@ from django.db.models import Count, Q
 
 from memory.ids import memory_pk, memory_ref
 from memory.models import (
-    Association, Episode, Event, Exposure, FeedbackEvent, ForgetLog, Memory, Procedure, Prototype,
-    Retrieval, Session, Support,
+    Association,
+    Episode,
+    Event,
+    Exposure,
+    FeedbackEvent,
+    ForgetLog,
+    Memory,
+    Procedure,
+    Prototype,
+    Retrieval,
+    Session,
+    Support,
 )
 
-STAGE_NAMES = {0: "origin scope only", 1: "portable (same scope kind)",
-               2: "contextual (any scope, discounted)", 3: "global (any scope)"}
+STAGE_NAMES = {
+    0: "origin scope only",
+    1: "portable (same scope kind)",
+    2: "contextual (any scope, discounted)",
+    3: "global (any scope)",
+}
 
 
 def feedback_by_target(retrieval_ids: list[str]) -> dict[tuple[str, str, str], dict[str, Any]]:
     """(retrieval, kind, target) → {latest accepted row, rejected rows}; absent = unknown."""
     found: dict[tuple[str, str, str], dict[str, Any]] = {}
-    rows = FeedbackEvent.objects.filter(retrieval_id__in=retrieval_ids).exclude(target_kind="retrieval")
+    rows = FeedbackEvent.objects.filter(retrieval_id__in=retrieval_ids).exclude(
+        target_kind="retrieval"
+    )
     for row in rows.order_by("created_at", "pk"):
-        entry = found.setdefault((row.retrieval_id, row.target_kind, row.target_id),
-                                 {"latest": None, "rejected": [], "history": 0})
+        entry = found.setdefault(
+            (row.retrieval_id, row.target_kind, row.target_id),
+            {"latest": None, "rejected": [], "history": 0},
+        )
         entry["history"] += 1
         if row.status == FeedbackEvent.Status.ACCEPTED:
             entry["latest"] = row
@@ -57,22 +75,43 @@ def memory_get(*, memory_id: str) -> Memory | None:
 
 
 def _supports(memory: Memory) -> list[dict[str, Any]]:
-    rows = memory.supports.select_related("event", "episode", "session").order_by("created_at", "pk")
-    return [{"kind": s.kind, "event": s.event, "episode": s.episode, "session": s.session,
-             "scope": s.scope, "weight": s.weight, "created_at": s.created_at} for s in rows]
+    rows = memory.supports.select_related("event", "episode", "session").order_by(
+        "created_at", "pk"
+    )
+    return [
+        {
+            "kind": s.kind,
+            "event": s.event,
+            "episode": s.episode,
+            "session": s.session,
+            "scope": s.scope,
+            "weight": s.weight,
+            "created_at": s.created_at,
+        }
+        for s in rows
+    ]
 
 
 def _exposures(ref: str) -> list[dict[str, Any]]:
-    exposures = list(Exposure.objects.filter(target_kind="memory", target_id=ref)
-                     .select_related("retrieval").order_by("exposed_at", "pk"))
+    exposures = list(
+        Exposure.objects.filter(target_kind="memory", target_id=ref)
+        .select_related("retrieval")
+        .order_by("exposed_at", "pk")
+    )
     feedback = feedback_by_target([e.retrieval_id for e in exposures])
     out = []
     for exposure in exposures:
         entry = feedback.get((exposure.retrieval_id, "memory", ref))
-        out.append({"exposure": exposure, "retrieval": exposure.retrieval,
-                    "session_id": exposure.retrieval.session_id, "feedback": feedback_label(entry),
-                    "latest": entry["latest"] if entry else None,
-                    "rejected": entry["rejected"] if entry else []})
+        out.append(
+            {
+                "exposure": exposure,
+                "retrieval": exposure.retrieval,
+                "session_id": exposure.retrieval.session_id,
+                "feedback": feedback_label(entry),
+                "latest": entry["latest"] if entry else None,
+                "rejected": entry["rejected"] if entry else [],
+            }
+        )
     return out
 
 
@@ -87,15 +126,19 @@ def generalization_evidence(memory: Memory) -> dict[str, Any]:
         scopes.add(scope)
         if session_id:
             sessions.add(session_id)
-    used = FeedbackEvent.objects.filter(target_kind="memory", target_id=ref, status="accepted",
-                                        assessment="used").exclude(effect="harmed")
+    used = FeedbackEvent.objects.filter(
+        target_kind="memory", target_id=ref, status="accepted", assessment="used"
+    ).exclude(effect="harmed")
     for scope, session_id in used.values_list("retrieval__scope", "retrieval__session_id"):
         scopes.add(scope)
         sessions.add(session_id)
-    return {"stage": memory.generalization_stage,
-            "stage_name": STAGE_NAMES.get(memory.generalization_stage, "?"),
-            "evidence_scopes": sorted(scopes), "evidence_sessions": len(sessions),
-            "scope_kinds": sorted({s.partition(":")[0] for s in scopes})}
+    return {
+        "stage": memory.generalization_stage,
+        "stage_name": STAGE_NAMES.get(memory.generalization_stage, "?"),
+        "evidence_scopes": sorted(scopes),
+        "evidence_sessions": len(sessions),
+        "scope_kinds": sorted({s.partition(":")[0] for s in scopes}),
+    }
 
 
 def memory_evidence(*, memory: Memory) -> dict[str, Any]:
@@ -107,15 +150,23 @@ def memory_evidence(*, memory: Memory) -> dict[str, Any]:
         session_ids.add(memory.source_session_id)
     edges = Association.objects.filter(Q(src=memory) | Q(dst=memory)).order_by("-weight")
     return {
-        "memory": memory, "ref": ref, "supports": supports,
+        "memory": memory,
+        "ref": ref,
+        "supports": supports,
         "sessions": list(Session.objects.filter(pk__in=session_ids).order_by("started_at")),
         "exposures": _exposures(ref),
-        "superseded_by": memory.superseded_by, "duplicate_of": memory.duplicate_of,
+        "superseded_by": memory.superseded_by,
+        "duplicate_of": memory.duplicate_of,
         "supersedes": list(Memory.objects.filter(superseded_by=memory).order_by("pk")),
         "duplicates": list(Memory.objects.filter(duplicate_of=memory).order_by("pk")),
-        "associations": [{"kind": e.kind, "weight": e.weight,
-                          "other": memory_ref(e.dst_id if e.src_id == memory.pk else e.src_id)}
-                         for e in edges[:50]],
+        "associations": [
+            {
+                "kind": e.kind,
+                "weight": e.weight,
+                "other": memory_ref(e.dst_id if e.src_id == memory.pk else e.src_id),
+            }
+            for e in edges[:50]
+        ],
         "generalization": generalization_evidence(memory),
         "forget_log": list(ForgetLog.objects.filter(memory=memory).order_by("created_at", "pk")),
     }
@@ -128,30 +179,54 @@ def retrieval_detail(*, retrieval: Retrieval) -> dict[str, Any]:
     rows = []
     for exposure in exposures:
         entry = feedback.get((retrieval.pk, exposure.target_kind, exposure.target_id))
-        rows.append({"exposure": exposure, "feedback": feedback_label(entry),
-                     "missing": entry is None or entry["latest"] is None,
-                     "rejected": entry["rejected"] if entry else []})
+        rows.append(
+            {
+                "exposure": exposure,
+                "feedback": feedback_label(entry),
+                "missing": entry is None or entry["latest"] is None,
+                "rejected": entry["rejected"] if entry else [],
+            }
+        )
     exposed = {(e.target_kind, e.target_id) for e in exposures}
-    unshown = [item for page in retrieval.catalog.get("pages", [])
-               for item in [*page.get("memories", []), *page.get("procedures", [])]
-               if (item["kind"], item["ref"]) not in exposed]
-    summaries = list(retrieval.feedback.filter(target_kind="retrieval").order_by("created_at", "pk"))
-    stray = [row for row in retrieval.feedback.exclude(target_kind="retrieval").order_by("created_at")
-             if (row.target_kind, row.target_id) not in exposed]
-    return {"retrieval": retrieval, "rows": rows, "missing_count": sum(r["missing"] for r in rows),
-            "unshown": unshown, "summaries": summaries, "not_exposed_feedback": stray}
+    unshown = [
+        item
+        for page in retrieval.catalog.get("pages", [])
+        for item in [*page.get("memories", []), *page.get("procedures", [])]
+        if (item["kind"], item["ref"]) not in exposed
+    ]
+    summaries = list(
+        retrieval.feedback.filter(target_kind="retrieval").order_by("created_at", "pk")
+    )
+    stray = [
+        row
+        for row in retrieval.feedback.exclude(target_kind="retrieval").order_by("created_at")
+        if (row.target_kind, row.target_id) not in exposed
+    ]
+    return {
+        "retrieval": retrieval,
+        "rows": rows,
+        "missing_count": sum(r["missing"] for r in rows),
+        "unshown": unshown,
+        "summaries": summaries,
+        "not_exposed_feedback": stray,
+    }
 
 
 def session_detail(*, session: Session) -> dict[str, Any]:
     from memory.services.closing import feedback_gaps  # a pure read shared with commit preflight
 
-    retrievals = list(session.retrievals.order_by("created_at", "pk").annotate(
-        exposed=Count("exposures", distinct=True)))
+    retrievals = list(
+        session.retrievals.order_by("created_at", "pk").annotate(
+            exposed=Count("exposures", distinct=True)
+        )
+    )
     gaps = {gap["retrieval_id"]: gap for gap in feedback_gaps(session=session)}
     return {
         "session": session,
         "events": list(session.events.order_by("seq")),
-        "retrievals": [{"retrieval": r, "exposed": r.exposed, "gap": gaps.get(r.pk)} for r in retrievals],
+        "retrievals": [
+            {"retrieval": r, "exposed": r.exposed, "gap": gaps.get(r.pk)} for r in retrievals
+        ],
         "complete": not gaps,
         "episodes": list(session.episodes.order_by("pk")),
         "memories": list(Memory.objects.filter(source_session=session).order_by("pk")),
@@ -161,6 +236,7 @@ def session_detail(*, session: Session) -> dict[str, Any]:
 
 def scope_stats(*, scope: str | None = None) -> dict[str, Any]:
     """Counts per entity and status, overall or for one scope."""
+
     def scoped(qs: Any) -> Any:
         return qs.filter(scope=scope) if scope else qs
 
@@ -169,21 +245,35 @@ def scope_stats(*, scope: str | None = None) -> dict[str, Any]:
     return {
         "scope": scope,
         "memories": memories.count(),
-        "memories_by_status": dict(Counter(dict(memories.values_list("status").annotate(n=Count("pk")).order_by()))),
-        "memories_by_stage": {str(k): v for k, v in memories.values_list("generalization_stage")
-                              .annotate(n=Count("pk")).order_by()},
+        "memories_by_status": dict(
+            Counter(dict(memories.values_list("status").annotate(n=Count("pk")).order_by()))
+        ),
+        "memories_by_stage": {
+            str(k): v
+            for k, v in memories.values_list("generalization_stage")
+            .annotate(n=Count("pk"))
+            .order_by()
+        },
         "memories_by_scope": dict(sorted(by_scope.items())),
         "sessions": scoped(Session.objects.all()).count(),
         "open_sessions": scoped(Session.objects.filter(status=Session.Status.OPEN)).count(),
-        "events": (Event.objects.filter(session__scope=scope) if scope else Event.objects.all()).count(),
+        "events": (
+            Event.objects.filter(session__scope=scope) if scope else Event.objects.all()
+        ).count(),
         "episodes": scoped(Episode.objects.all()).count(),
         "prototypes": scoped(Prototype.objects.all()).count(),
         "procedures": scoped(Procedure.objects.all()).count(),
         "retrievals": scoped(Retrieval.objects.all()).count(),
-        "feedback_events": (FeedbackEvent.objects.filter(retrieval__scope=scope) if scope
-                            else FeedbackEvent.objects.all()).count(),
-        "forget_log": (ForgetLog.objects.filter(Q(memory__scope=scope) | Q(procedure__scope=scope))
-                       if scope else ForgetLog.objects.all()).count(),
+        "feedback_events": (
+            FeedbackEvent.objects.filter(retrieval__scope=scope)
+            if scope
+            else FeedbackEvent.objects.all()
+        ).count(),
+        "forget_log": (
+            ForgetLog.objects.filter(Q(memory__scope=scope) | Q(procedure__scope=scope))
+            if scope
+            else ForgetLog.objects.all()
+        ).count(),
     }
 
 
@@ -194,8 +284,13 @@ def object_by_ref(*, ref: str) -> Any:
     integer = {"sch": Memory, "ep": Episode, "evt": Event, "pro": Prototype}
     if prefix in integer:
         return integer[prefix].objects.filter(pk=int(rest)).first() if rest.isdigit() else None
-    string = {"proc": Procedure, "sess": Session, "ctx": Retrieval, "rec": Retrieval,
-              "fbe": FeedbackEvent}
+    string = {
+        "proc": Procedure,
+        "sess": Session,
+        "ctx": Retrieval,
+        "rec": Retrieval,
+        "fbe": FeedbackEvent,
+    }
     model = string.get(prefix)
     return model.objects.filter(pk=ref).first() if model is not None else None
 
@@ -204,12 +299,16 @@ def record_of(obj: Any) -> dict[str, Any]:
     """A row as plain data: concrete fields by column name, vectors left out."""
     from django.db import models
 
-    return {f.attname: getattr(obj, f.attname) for f in obj._meta.concrete_fields
-            if not isinstance(f, models.BinaryField)}
+    return {
+        f.attname: getattr(obj, f.attname)
+        for f in obj._meta.concrete_fields
+        if not isinstance(f, models.BinaryField)
+    }
 
 
 def evidence_as_data(chain: dict[str, Any]) -> dict[str, Any]:
     """The evidence chain with rows flattened, for `slowave show --json`."""
+
     def rec(value: Any) -> Any:
         return record_of(value) if hasattr(value, "_meta") else value
 
@@ -217,12 +316,20 @@ def evidence_as_data(chain: dict[str, Any]) -> dict[str, Any]:
         "memory": record_of(chain["memory"]) | {"id": chain["ref"]},
         "supports": [{k: rec(v) for k, v in s.items()} for s in chain["supports"]],
         "sessions": [record_of(s) for s in chain["sessions"]],
-        "exposures": [{"retrieval_id": e["retrieval"].pk, "retrieval_kind": e["retrieval"].kind,
-                       "session_id": e["session_id"], "pathway": e["exposure"].pathway,
-                       "currency": e["exposure"].currency, "rank": e["exposure"].rank,
-                       "exposed_at": e["exposure"].exposed_at, "feedback": e["feedback"],
-                       "rejected": [r.rejection_reason for r in e["rejected"]]}
-                      for e in chain["exposures"]],
+        "exposures": [
+            {
+                "retrieval_id": e["retrieval"].pk,
+                "retrieval_kind": e["retrieval"].kind,
+                "session_id": e["session_id"],
+                "pathway": e["exposure"].pathway,
+                "currency": e["exposure"].currency,
+                "rank": e["exposure"].rank,
+                "exposed_at": e["exposure"].exposed_at,
+                "feedback": e["feedback"],
+                "rejected": [r.rejection_reason for r in e["rejected"]],
+            }
+            for e in chain["exposures"]
+        ],
         "superseded_by": str(chain["superseded_by"]) if chain["superseded_by"] else None,
         "duplicate_of": str(chain["duplicate_of"]) if chain["duplicate_of"] else None,
         "supersedes": [str(m) for m in chain["supersedes"]],

@@ -31,8 +31,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "migrate": ("migrate", "apply database migrations"),
 }
 # Commands that take --json themselves; for the rest a global --json is a usage error.
-JSON_COMMANDS = {"show", "forget", "unforget", "stats", "doctor", "backup", "restore", "import",
-                 "export", "createadmin", "setup"}
+JSON_COMMANDS = {
+    "show",
+    "forget",
+    "unforget",
+    "stats",
+    "doctor",
+    "backup",
+    "restore",
+    "import",
+    "export",
+    "createadmin",
+    "setup",
+}
 
 
 def usage() -> str:

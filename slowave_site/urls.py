@@ -25,5 +25,5 @@ def _static(request, path: str):  # type: ignore[no-untyped-def]
 urlpatterns = [
     path("admin/dashboard/", admin.site.admin_view(dashboard_view), name="slowave-dashboard"),
     path("admin/", admin.site.urls),
-    re_path(r"^%s(?P<path>.*)$" % settings.STATIC_URL.lstrip("/"), _static),
+    re_path(r"^{}(?P<path>.*)$".format(settings.STATIC_URL.lstrip("/")), _static),
 ]

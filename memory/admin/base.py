@@ -43,7 +43,9 @@ def admin_link(obj: Any, label: str | None = None) -> SafeString | str:
         return "—"
     text = label or str(obj)
     try:
-        url = reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[quote(obj.pk)])
+        url = reverse(
+            f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[quote(obj.pk)]
+        )
     except NoReverseMatch:
         return text
     return format_html('<a href="{}">{}</a>', url, text)
@@ -72,7 +74,9 @@ class ScopeFilter(admin.SimpleListFilter):
     parameter_name = "scope"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        scopes = model_admin.model.objects.values_list("scope", flat=True).distinct().order_by("scope")
+        scopes = (
+            model_admin.model.objects.values_list("scope", flat=True).distinct().order_by("scope")
+        )
         return [(scope, scope) for scope in scopes[:200]]
 
     def queryset(self, request: HttpRequest, queryset: Any) -> Any:

@@ -25,8 +25,12 @@ from memory.services.forgetting import REASON_MAX, ControlResult, control_forget
 
 class ReasonForm(forms.Form):
     reason = forms.CharField(
-        max_length=REASON_MAX, strip=True, widget=forms.Textarea(attrs={"rows": 3, "cols": 70}),
-        help_text="Why this should no longer be used. Kept in the forget log; restoring is possible.",
+        max_length=REASON_MAX,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 70}),
+        help_text=(
+            "Why this should no longer be used. Kept in the forget log; restoring is possible."
+        ),
     )
 
 
@@ -39,11 +43,11 @@ class ControlMixin:
         return str(obj)
 
     def control_urls(self) -> list[Any]:
-        info = self.opts.app_label, self.opts.model_name  # type: ignore[attr-defined]
+        prefix = f"{self.opts.app_label}_{self.opts.model_name}"  # type: ignore[attr-defined]
         wrap = self.admin_site.admin_view  # type: ignore[attr-defined]
         return [
-            path("<path:object_id>/forget/", wrap(self.forget_view), name="%s_%s_forget" % info),
-            path("<path:object_id>/unforget/", wrap(self.unforget_view), name="%s_%s_unforget" % info),
+            path("<path:object_id>/forget/", wrap(self.forget_view), name=f"{prefix}_forget"),
+            path("<path:object_id>/unforget/", wrap(self.unforget_view), name=f"{prefix}_unforget"),
         ]
 
     def _report(self, request: HttpRequest, run: Callable[[], ControlResult]) -> bool:
@@ -53,23 +57,38 @@ class ControlMixin:
             messages.error(request, exc.message)
             return False
         if result.changed:
-            done = (f"Suppressed {result.ref}: agents no longer see it." if result.action == "forget"
-                    else f"Restored {result.ref} to {result.new_status}.")
+            done = (
+                f"Suppressed {result.ref}: agents no longer see it."
+                if result.action == "forget"
+                else f"Restored {result.ref} to {result.new_status}."
+            )
             messages.success(request, done)
         else:
-            messages.info(request, f"Nothing changed: {result.ref} was already {result.new_status}.")
+            messages.info(
+                request, f"Nothing changed: {result.ref} was already {result.new_status}."
+            )
         for warning in result.warnings:
             messages.warning(request, warning)
         return True
 
     def _forget(self, request: HttpRequest, obj: Any, reason: str) -> bool:
-        return self._report(request, lambda: control_forget(
-            ref=self.public_ref(obj), reason=reason, actor=request.user.get_username(),
-            now=timezone.now()))
+        return self._report(
+            request,
+            lambda: control_forget(
+                ref=self.public_ref(obj),
+                reason=reason,
+                actor=request.user.get_username(),
+                now=timezone.now(),
+            ),
+        )
 
     def _unforget(self, request: HttpRequest, obj: Any) -> bool:
-        return self._report(request, lambda: control_unforget(
-            ref=self.public_ref(obj), actor=request.user.get_username(), now=timezone.now()))
+        return self._report(
+            request,
+            lambda: control_unforget(
+                ref=self.public_ref(obj), actor=request.user.get_username(), now=timezone.now()
+            ),
+        )
 
     def _object_or_404(self, request: HttpRequest, object_id: str) -> Any:
         if not self.has_control_permission(request):  # type: ignore[attr-defined]
@@ -81,7 +100,7 @@ class ControlMixin:
 
     def _change_url(self, obj: Any) -> str:
         info = self.opts.app_label, self.opts.model_name  # type: ignore[attr-defined]
-        return reverse("admin:%s_%s_change" % info, args=[quote(obj.pk)])
+        return reverse("admin:{}_{}_change".format(*info), args=[quote(obj.pk)])
 
     def forget_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         obj = self._object_or_404(request, object_id)
@@ -98,14 +117,24 @@ class ControlMixin:
         self._unforget(request, obj)
         return HttpResponseRedirect(self._change_url(obj))
 
-    def _confirm(self, request: HttpRequest, objects: list[Any], form: ReasonForm,
-                 action: str | None) -> TemplateResponse:
+    def _confirm(
+        self, request: HttpRequest, objects: list[Any], form: ReasonForm, action: str | None
+    ) -> TemplateResponse:
         context = {
             **self.admin_site.each_context(request),  # type: ignore[attr-defined]
-            "title": "Suppress from agents' memory", "opts": self.opts,  # type: ignore[attr-defined]
-            "objects": [(obj, self.public_ref(obj), getattr(obj, "content", None) or getattr(obj, "summary", ""))
-                        for obj in objects], "form": form,
-            "action": action, "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "title": "Suppress from agents' memory",
+            "opts": self.opts,  # type: ignore[attr-defined]
+            "objects": [
+                (
+                    obj,
+                    self.public_ref(obj),
+                    getattr(obj, "content", None) or getattr(obj, "summary", ""),
+                )
+                for obj in objects
+            ],
+            "form": form,
+            "action": action,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, self.control_template, context)
 

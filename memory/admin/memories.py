@@ -17,11 +17,18 @@ from memory.ids import memory_pk, memory_ref
 from memory.models import Memory, Procedure
 from memory.selectors import memory_evidence, session_detail
 from memory.services.forgetting import (
-    ControlResult, memory_reactivate, memory_reset_generalization,
+    ControlResult,
+    memory_reactivate,
+    memory_reset_generalization,
 )
 
-STATUS_COLOURS = {"active": "#1a7f37", "stale": "#9a6700", "archived": "#57606a",
-                  "forgotten": "#cf222e", "superseded": "#9a6700"}
+STATUS_COLOURS = {
+    "active": "#1a7f37",
+    "stale": "#9a6700",
+    "archived": "#57606a",
+    "forgotten": "#cf222e",
+    "superseded": "#9a6700",
+}
 
 
 def status_badge(status: str) -> str:
@@ -31,11 +38,26 @@ def status_badge(status: str) -> str:
 
 @admin.register(Memory)
 class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
-    list_display = ("memory_id", "short_content", "type", "scope", "status_badge", "stage",
-                    "salience_display", "origin", "created_at")
+    list_display = (
+        "memory_id",
+        "short_content",
+        "type",
+        "scope",
+        "status_badge",
+        "stage",
+        "salience_display",
+        "origin",
+        "created_at",
+    )
     list_display_links = ("memory_id", "short_content")
-    list_filter = (ScopeFilter, "type", "status", "generalization_stage", "origin",
-                   ("created_at", admin.DateFieldListFilter))
+    list_filter = (
+        ScopeFilter,
+        "type",
+        "status",
+        "generalization_stage",
+        "origin",
+        ("created_at", admin.DateFieldListFilter),
+    )
     search_fields = ("content", "scope")
     search_help_text = "Search content or scope; an id such as sch_12 finds that memory."
     date_hierarchy = "created_at"
@@ -44,11 +66,36 @@ class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
     change_form_template = "admin/memory/memory/change_form.html"
     # The claim, type, scope and status head the page; these are the details beneath it.
     fieldsets = (
-        ("Learning", {"fields": ("salience", "generalization_stage", "stale_reason",
-                                 "superseded_by", "duplicate_of", "prototype")}),
-        ("Provenance", {"classes": ("collapse",), "fields": (
-            "source_session", "source_event", "occurred_at", "created_at", "last_decayed_at",
-            "embedded_at", "provenance", "flags", "normalized_hash")}),
+        (
+            "Learning",
+            {
+                "fields": (
+                    "salience",
+                    "generalization_stage",
+                    "stale_reason",
+                    "superseded_by",
+                    "duplicate_of",
+                    "prototype",
+                )
+            },
+        ),
+        (
+            "Provenance",
+            {
+                "classes": ("collapse",),
+                "fields": (
+                    "source_session",
+                    "source_event",
+                    "occurred_at",
+                    "created_at",
+                    "last_decayed_at",
+                    "embedded_at",
+                    "provenance",
+                    "flags",
+                    "normalized_hash",
+                ),
+            },
+        ),
     )
 
     def public_ref(self, obj: Memory) -> str:
@@ -83,8 +130,13 @@ class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
     def get_urls(self) -> list[Any]:
         return self.control_urls() + super().get_urls()
 
-    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
-                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         memory = self.get_object(request, object_id)
         extra = dict(extra_context or {})
         if memory is not None:
@@ -93,26 +145,41 @@ class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
             extra["status_badge"] = status_badge(memory.status)
         return super().change_view(request, object_id, form_url, extra)
 
-    def _each(self, request: HttpRequest, queryset: QuerySet,
-              service: Callable[..., ControlResult]) -> None:
+    def _each(
+        self, request: HttpRequest, queryset: QuerySet, service: Callable[..., ControlResult]
+    ) -> None:
         for memory in queryset:
-            self._report(request, lambda m=memory: service(
-                memory_id=memory_ref(m.pk), actor=request.user.get_username(), now=timezone.now()))
+            self._report(
+                request,
+                lambda m=memory: service(
+                    memory_id=memory_ref(m.pk),
+                    actor=request.user.get_username(),
+                    now=timezone.now(),
+                ),
+            )
 
     @admin.action(description="Reactivate selected stale memories", permissions=["control"])
     def reactivate_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._each(request, queryset, memory_reactivate)
 
-    @admin.action(description="Reset generalization of selected (back to stage 0)",
-                  permissions=["control"])
+    @admin.action(
+        description="Reset generalization of selected (back to stage 0)", permissions=["control"]
+    )
     def reset_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._each(request, queryset, memory_reset_generalization)
 
 
 @admin.register(Procedure)
 class ProcedureAdmin(ControlMixin, ReadOnlyAdmin):
-    list_display = ("id", "short_goal", "scope", "status_badge", "outcome", "deduplication_key",
-                    "created_at")
+    list_display = (
+        "id",
+        "short_goal",
+        "scope",
+        "status_badge",
+        "outcome",
+        "deduplication_key",
+        "created_at",
+    )
     list_filter = (ScopeFilter, "status", "outcome", ("created_at", admin.DateFieldListFilter))
     search_fields = ("id", "goal", "summary", "scope", "deduplication_key")
     ordering = ("-created_at",)
@@ -134,8 +201,13 @@ class ProcedureAdmin(ControlMixin, ReadOnlyAdmin):
     def get_urls(self) -> list[Any]:
         return self.control_urls() + super().get_urls()
 
-    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
-                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         proc = self.get_object(request, object_id)
         extra = dict(extra_context or {})
         if proc is not None:

@@ -9,8 +9,19 @@ from django.http import HttpRequest, HttpResponse
 
 from memory.admin.base import ReadOnlyAdmin, ScopeFilter, admin_link, excerpt, target_link
 from memory.models import (
-    Association, Continuity, Cursor, Episode, Event, Exposure, FeedbackEvent, ForgetLog,
-    LearningApplication, Prototype, Retrieval, Session, Support,
+    Association,
+    Continuity,
+    Cursor,
+    Episode,
+    Event,
+    Exposure,
+    FeedbackEvent,
+    ForgetLog,
+    LearningApplication,
+    Prototype,
+    Retrieval,
+    Session,
+    Support,
 )
 from memory.selectors import retrieval_detail, session_detail
 
@@ -23,19 +34,42 @@ class DetailAdmin(ReadOnlyAdmin):
     def detail(self, obj: Any) -> dict[str, Any]:
         return {}
 
-    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
-                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         obj = self.get_object(request, object_id)
-        extra = {**(extra_context or {}), **({"detail": self.detail(obj)} if obj is not None else {})}
+        extra = {
+            **(extra_context or {}),
+            **({"detail": self.detail(obj)} if obj is not None else {}),
+        }
         return super().change_view(request, object_id, form_url, extra)
 
 
 @admin.register(Session)
 class SessionAdmin(DetailAdmin):
-    list_display = ("id", "short_task", "scope", "status", "outcome", "feedback_status",
-                    "ended_by", "started_at")
-    list_filter = (ScopeFilter, "status", "outcome", "feedback_status", "ended_by",
-                   "episodes_state", ("started_at", DATE))
+    list_display = (
+        "id",
+        "short_task",
+        "scope",
+        "status",
+        "outcome",
+        "feedback_status",
+        "ended_by",
+        "started_at",
+    )
+    list_filter = (
+        ScopeFilter,
+        "status",
+        "outcome",
+        "feedback_status",
+        "ended_by",
+        "episodes_state",
+        ("started_at", DATE),
+    )
     search_fields = ("id", "task", "scope", "import_key", "client_name")
     date_hierarchy = "started_at"
     ordering = ("-started_at",)
@@ -51,8 +85,16 @@ class SessionAdmin(DetailAdmin):
 
 @admin.register(Retrieval)
 class RetrievalAdmin(DetailAdmin):
-    list_display = ("id", "kind", "short_query", "scope", "relevant_total", "catalog_truncated",
-                    "session_link", "created_at")
+    list_display = (
+        "id",
+        "kind",
+        "short_query",
+        "scope",
+        "relevant_total",
+        "catalog_truncated",
+        "session_link",
+        "created_at",
+    )
     list_filter = (ScopeFilter, "kind", "catalog_truncated", "evidence_mode", ("created_at", DATE))
     search_fields = ("id", "query", "scope", "session__id")
     date_hierarchy = "created_at"
@@ -74,8 +116,15 @@ class RetrievalAdmin(DetailAdmin):
 
 @admin.register(Event)
 class EventAdmin(ReadOnlyAdmin):
-    list_display = ("public_id", "kind", "session_link", "seq", "short_content", "recorded_at",
-                    "occurred_at")
+    list_display = (
+        "public_id",
+        "kind",
+        "session_link",
+        "seq",
+        "short_content",
+        "recorded_at",
+        "occurred_at",
+    )
     list_filter = ("kind", ("recorded_at", DATE))
     search_fields = ("content", "session__id")
     ordering = ("-pk",)
@@ -92,8 +141,14 @@ class EventAdmin(ReadOnlyAdmin):
 
 @admin.register(Episode)
 class EpisodeAdmin(ReadOnlyAdmin):
-    list_display = ("public_id", "short_content", "scope", "session_link", "occurred_at",
-                    "prototype")
+    list_display = (
+        "public_id",
+        "short_content",
+        "scope",
+        "session_link",
+        "occurred_at",
+        "prototype",
+    )
     list_filter = (ScopeFilter, ("recorded_at", DATE))
     search_fields = ("content", "scope", "session__id")
     ordering = ("-pk",)
@@ -110,10 +165,26 @@ class EpisodeAdmin(ReadOnlyAdmin):
 
 @admin.register(FeedbackEvent)
 class FeedbackEventAdmin(ReadOnlyAdmin):
-    list_display = ("id", "retrieval_link", "target", "status", "rejection_reason", "assessment",
-                    "effect", "use", "coverage", "created_at")
-    list_filter = ("status", "target_kind", "assessment", "rejection_reason", "coverage",
-                   ("created_at", DATE))
+    list_display = (
+        "id",
+        "retrieval_link",
+        "target",
+        "status",
+        "rejection_reason",
+        "assessment",
+        "effect",
+        "use",
+        "coverage",
+        "created_at",
+    )
+    list_filter = (
+        "status",
+        "target_kind",
+        "assessment",
+        "rejection_reason",
+        "coverage",
+        ("created_at", DATE),
+    )
     search_fields = ("id", "target_id", "retrieval__id", "reason", "contribution")
     ordering = ("-created_at",)
 
@@ -156,8 +227,15 @@ class SupportAdmin(ReadOnlyAdmin):
 
 @admin.register(Prototype)
 class PrototypeAdmin(ReadOnlyAdmin):
-    list_display = ("public_id", "scope", "support_count", "session_count", "medoid_episode",
-                    "memory", "updated_at")
+    list_display = (
+        "public_id",
+        "scope",
+        "support_count",
+        "session_count",
+        "medoid_episode",
+        "memory",
+        "updated_at",
+    )
     list_filter = (ScopeFilter,)
     search_fields = ("scope",)
     ordering = ("-pk",)
@@ -172,8 +250,15 @@ class AssociationAdmin(ReadOnlyAdmin):
 
 @admin.register(ForgetLog)
 class ForgetLogAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "action", "subject", "prior_status", "new_status", "actor",
-                    "short_reason")
+    list_display = (
+        "created_at",
+        "action",
+        "subject",
+        "prior_status",
+        "new_status",
+        "actor",
+        "short_reason",
+    )
     list_filter = ("action", "actor", ("created_at", DATE))
     search_fields = ("reason", "actor", "procedure__id")
     ordering = ("-created_at", "-pk")

@@ -10,8 +10,15 @@ from memory.models import ApiToken, PassLock, WorkerRun
 
 @admin.register(WorkerRun)
 class WorkerRunAdmin(ReadOnlyAdmin):
-    list_display = ("pass_name", "status", "triggered_by", "scope", "started_at", "finished_at",
-                    "counts")
+    list_display = (
+        "pass_name",
+        "status",
+        "triggered_by",
+        "scope",
+        "started_at",
+        "finished_at",
+        "counts",
+    )
     list_filter = ("pass_name", "status", "triggered_by", ("started_at", admin.DateFieldListFilter))
     search_fields = ("pass_name", "scope", "error")
     ordering = ("-started_at",)

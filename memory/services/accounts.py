@@ -20,10 +20,13 @@ def admin_create(*, username: str, email: str, password: str) -> str:
         raise InvalidInput.for_field("username", "a username is required")
     if User.objects.filter(username=name).exists():
         raise InvalidInput.for_field_message(
-            "username", f"user {name} already exists; pick another name or change the password "
-                        "in the admin")
+            "username",
+            f"user {name} already exists; pick another name or change the password in the admin",
+        )
     if len(password or "") < MIN_PASSWORD:
-        raise InvalidInput.for_field("password", f"password must be at least {MIN_PASSWORD} characters")
+        raise InvalidInput.for_field(
+            "password", f"password must be at least {MIN_PASSWORD} characters"
+        )
     try:
         validate_password(password, User(username=name, email=email))
     except ValidationError as exc:

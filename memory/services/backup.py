@@ -63,8 +63,9 @@ def _target_name(directory: Path, now: datetime) -> Path:
     return target
 
 
-def database_backup(*, directory: Path, keep: int, now: datetime,
-                    progress: Progress | None = None) -> dict[str, object]:
+def database_backup(
+    *, directory: Path, keep: int, now: datetime, progress: Progress | None = None
+) -> dict[str, object]:
     """Snapshot → integrity_check → gzip → atomic rename → rotation to the newest `keep`."""
     if keep < 1:
         raise InvalidInput.for_field("keep", "keep must be at least 1")
@@ -87,7 +88,11 @@ def database_backup(*, directory: Path, keep: int, now: datetime,
             with suppress(FileNotFoundError):
                 leftover.unlink()
     removed = backup_rotate(directory=directory, keep=keep)
-    return {"path": str(target), "bytes": target.stat().st_size, "removed": [str(p) for p in removed]}
+    return {
+        "path": str(target),
+        "bytes": target.stat().st_size,
+        "removed": [str(p) for p in removed],
+    }
 
 
 def backup_rotate(*, directory: Path, keep: int) -> list[Path]:
@@ -99,7 +104,9 @@ def backup_rotate(*, directory: Path, keep: int) -> list[Path]:
     return doomed
 
 
-def database_restore(*, source: Path, now: datetime, progress: Progress | None = None) -> dict[str, object]:
+def database_restore(
+    *, source: Path, now: datetime, progress: Progress | None = None
+) -> dict[str, object]:
     """Replace the database with a backup, after checking it; refuses while a pass holds a lock."""
     target = _database_path()
     source = Path(source)
@@ -108,8 +115,10 @@ def database_restore(*, source: Path, now: datetime, progress: Progress | None =
     held = PassLock.objects.filter(expires_at__gt=now).exclude(holder="").first()
     if held is not None:
         raise InvalidInput.for_field_message(
-            "path", f"background pass {held.name} holds its lock until {held.expires_at:%H:%M:%S}; "
-                    "stop the worker (and slowave up) and retry")
+            "path",
+            f"background pass {held.name} holds its lock until {held.expires_at:%H:%M:%S}; "
+            "stop the worker (and slowave up) and retry",
+        )
     tmp = target.parent / f".{target.name}.restore-tmp"
     try:
         with source.open("rb") as probe:

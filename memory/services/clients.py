@@ -29,11 +29,14 @@ def _launcher() -> tuple[str, list[str]]:
 def client_config(*, client: str, identity: str | None = None) -> dict[str, Any]:
     """The `mcpServers` entry an agent needs to start Slowave over stdio."""
     if client not in CLIENTS:
-        raise InvalidInput.for_field("client", f"unknown client {client!r}; choose one of "
-                                     + ", ".join(CLIENTS))
+        raise InvalidInput.for_field(
+            "client", f"unknown client {client!r}; choose one of " + ", ".join(CLIENTS)
+        )
     command, args = _launcher()
-    env = {"SLOWAVE_CLIENT_IDENTITY": identity or socket.gethostname(),
-           "SLOWAVE_DB_PATH": str(settings.SLOWAVE_DB_PATH)}
+    env = {
+        "SLOWAVE_CLIENT_IDENTITY": identity or socket.gethostname(),
+        "SLOWAVE_DB_PATH": str(settings.SLOWAVE_DB_PATH),
+    }
     server = {"command": command, "args": args, "env": env}
     if client == "claude-code":
         server = {"type": "stdio", **server}
@@ -44,16 +47,19 @@ def client_config_write(*, client: str, directory: Path, config: dict[str, Any])
     """Merge the entry into the client's project file, keeping every other server."""
     relative = CLIENTS.get(client)
     if relative is None:
-        raise InvalidInput.for_field("client", "the generic client has no file; copy the "
-                                     "printed configuration into your client")
+        raise InvalidInput.for_field(
+            "client",
+            "the generic client has no file; copy the printed configuration into your client",
+        )
     target = Path(directory) / relative
     existing: dict[str, Any] = {}
     if target.exists():
         try:
             existing = json.loads(target.read_text() or "{}")
         except json.JSONDecodeError as exc:
-            raise InvalidInput.for_field("path", f"{target} is not valid JSON ({exc}); "
-                                         "fix or move it first") from None
+            raise InvalidInput.for_field(
+                "path", f"{target} is not valid JSON ({exc}); fix or move it first"
+            ) from None
     servers = {**existing.get("mcpServers", {}), **config["mcpServers"]}
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(target.suffix + ".tmp")

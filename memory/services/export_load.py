@@ -24,9 +24,21 @@ from memory.vectors import get_index
 
 # Insert order; foreign keys are checked at commit, so only readability depends on it.
 ORDER: list[type[models.Model]] = [
-    RECORD_MODELS["continuity"], RECORD_MODELS["session"], Event, Episode, Prototype, Memory,
-    Support, RECORD_MODELS["association"], Procedure, RECORD_MODELS["retrieval"], Exposure, Cursor,
-    RECORD_MODELS["feedback"], RECORD_MODELS["learning"], RECORD_MODELS["forget_log"],
+    RECORD_MODELS["continuity"],
+    RECORD_MODELS["session"],
+    Event,
+    Episode,
+    Prototype,
+    Memory,
+    Support,
+    RECORD_MODELS["association"],
+    Procedure,
+    RECORD_MODELS["retrieval"],
+    Exposure,
+    Cursor,
+    RECORD_MODELS["feedback"],
+    RECORD_MODELS["learning"],
+    RECORD_MODELS["forget_log"],
 ]
 PREFIX = {"Memory": "sch_", "Event": "evt_", "Episode": "ep_", "Prototype": "pro_"}
 Progress = Callable[[int], None]
@@ -47,10 +59,16 @@ def decode_row(model: type[models.Model], data: dict[str, Any]) -> models.Model:
 
 
 def _header(number: int, data: Any) -> None:
-    if not (isinstance(data, dict) and data.get("record") == "header" and data.get("format") == FORMAT):
-        raise InvalidInput(f"line {number}: not a Slowave export (the first line must be its header)")
+    if not (
+        isinstance(data, dict) and data.get("record") == "header" and data.get("format") == FORMAT
+    ):
+        raise InvalidInput(
+            f"line {number}: not a Slowave export (the first line must be its header)"
+        )
     if data.get("version") != VERSION:
-        raise InvalidInput(f"line {number}: export version {data.get('version')!r} is not supported")
+        raise InvalidInput(
+            f"line {number}: export version {data.get('version')!r} is not supported"
+        )
 
 
 def _rows(number: int, data: dict[str, Any]) -> list[models.Model]:
@@ -63,7 +81,11 @@ def _rows(number: int, data: dict[str, Any]) -> list[models.Model]:
         if record in CHILDREN:
             key, child, _ = CHILDREN[record]
             rows += [decode_row(child, c) for c in data.get(key, [])]
-        rows += [decode_row(Cursor, c) for c in data.get("cursors", [])] if record == "retrieval" else []
+        rows += (
+            [decode_row(Cursor, c) for c in data.get("cursors", [])]
+            if record == "retrieval"
+            else []
+        )
     except (TypeError, ValueError, AttributeError) as exc:
         raise InvalidInput(f"line {number}: malformed {record} record ({exc})") from None
     return rows
@@ -104,34 +126,44 @@ def _collisions(rows: dict[type[models.Model], list[models.Model]]) -> list[str]
 
 def _reindex(rows: dict[type[models.Model], list[models.Model]], now: datetime) -> None:
     """FTS and vectors are derived: rebuild them from the imported text."""
-    jobs = [("memory", Memory, [(m.pk, m.pk, m.scope, m.content) for m in rows[Memory]]),
-            ("episode", Episode, [(e.pk, e.pk, e.scope, e.content) for e in rows[Episode]]),
-            ("procedure", Procedure, [(p.pk, p.index_key, p.scope, f"{p.goal}\n{p.summary}")
-                                      for p in rows[Procedure]])]
+    jobs = [
+        ("memory", Memory, [(m.pk, m.pk, m.scope, m.content) for m in rows[Memory]]),
+        ("episode", Episode, [(e.pk, e.pk, e.scope, e.content) for e in rows[Episode]]),
+        (
+            "procedure",
+            Procedure,
+            [(p.pk, p.index_key, p.scope, f"{p.goal}\n{p.summary}") for p in rows[Procedure]],
+        ),
+    ]
     index = get_index()
     for kind, model, items in jobs:
         for start in range(0, len(items), embeddings.BATCH_SIZE):
-            batch = items[start:start + embeddings.BATCH_SIZE]
+            batch = items[start : start + embeddings.BATCH_SIZE]
             for _, key, scope, text in batch:
                 lexical.index(kind, key, scope, text)
             vectors = embeddings.encode([text for *_, text in batch])
             if vectors is None:
                 continue  # lexical-only: the backfill pass embeds them later
-            for (pk, key, scope, _), vector in zip(batch, vectors):
-                model.objects.filter(pk=pk).update(embedding=embeddings.to_blob(vector), embedded_at=now)
+            for (pk, key, scope, _), vector in zip(batch, vectors, strict=True):
+                model.objects.filter(pk=pk).update(
+                    embedding=embeddings.to_blob(vector), embedded_at=now
+                )
                 index.upsert(kind, key, scope, vector)
     for proto in rows[Prototype]:
         index.upsert("prototype", proto.pk, proto.scope, embeddings.from_blob(proto.centroid))
 
 
-def export_import(*, lines: Iterable[str], now: datetime,
-                  progress: Progress | None = None) -> dict[str, Any]:
+def export_import(
+    *, lines: Iterable[str], now: datetime, progress: Progress | None = None
+) -> dict[str, Any]:
     """Insert an export into this store under its own ids; all or nothing."""
     rows = export_parse(lines=lines)
     taken = _collisions(rows)
     if taken:
-        raise InvalidInput(f"{len(taken)}+ ids of this export are already in use ({', '.join(taken[:10])}); "
-                           "import into an empty store")
+        raise InvalidInput(
+            f"{len(taken)}+ ids of this export are already in use ({', '.join(taken[:10])}); "
+            "import into an empty store"
+        )
     try:
         with transaction.atomic():
             for model in ORDER:

@@ -30,8 +30,14 @@ class ControlResult:
     warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
-        return {"id": self.ref, "action": self.action, "prior_status": self.prior_status,
-                "new_status": self.new_status, "changed": self.changed, "warnings": self.warnings}
+        return {
+            "id": self.ref,
+            "action": self.action,
+            "prior_status": self.prior_status,
+            "new_status": self.new_status,
+            "changed": self.changed,
+            "warnings": self.warnings,
+        }
 
 
 def _clean_reason(reason: str) -> str:
@@ -58,16 +64,38 @@ def _locked_procedure(procedure_id: str) -> Procedure:
     return procedure
 
 
-def _log(*, memory: Memory | None = None, procedure: Procedure | None = None, action: str,
-         prior: str, new: str, reason: str, actor: str, now: datetime) -> None:
-    ForgetLog.objects.create(memory=memory, procedure=procedure, action=action, prior_status=prior,
-                             new_status=new, reason=reason, actor=actor or "unknown", created_at=now)
+def _log(
+    *,
+    memory: Memory | None = None,
+    procedure: Procedure | None = None,
+    action: str,
+    prior: str,
+    new: str,
+    reason: str,
+    actor: str,
+    now: datetime,
+) -> None:
+    ForgetLog.objects.create(
+        memory=memory,
+        procedure=procedure,
+        action=action,
+        prior_status=prior,
+        new_status=new,
+        reason=reason,
+        actor=actor or "unknown",
+        created_at=now,
+    )
 
 
 def _active_twin(memory: Memory) -> Memory | None:
     """Another active memory with the same text, which would block restoring this one to active."""
-    return (Memory.objects.filter(scope=memory.scope, normalized_hash=memory.normalized_hash,
-                                  status=Memory.Status.ACTIVE).exclude(pk=memory.pk).first())
+    return (
+        Memory.objects.filter(
+            scope=memory.scope, normalized_hash=memory.normalized_hash, status=Memory.Status.ACTIVE
+        )
+        .exclude(pk=memory.pk)
+        .first()
+    )
 
 
 def memory_forget(*, memory_id: str, reason: str, actor: str, now: datetime) -> ControlResult:
@@ -79,42 +107,69 @@ def memory_forget(*, memory_id: str, reason: str, actor: str, now: datetime) -> 
         if prior == Memory.Status.FORGOTTEN:
             return ControlResult(memory_id, "forget", prior, prior, changed=False)
         Memory.objects.filter(pk=memory.pk).update(status=Memory.Status.FORGOTTEN)
-        _log(memory=memory, action=ForgetLog.Action.FORGET, prior=prior,
-             new=Memory.Status.FORGOTTEN, reason=text, actor=actor, now=now)
+        _log(
+            memory=memory,
+            action=ForgetLog.Action.FORGET,
+            prior=prior,
+            new=Memory.Status.FORGOTTEN,
+            reason=text,
+            actor=actor,
+            now=now,
+        )
     warnings = []
     if memory.generalization_stage >= 1:
         # A generalized memory may be shown in other scopes; people should know the reach.
-        warnings.append(f"{memory_id} was generalized (stage {memory.generalization_stage}); "
-                        "it is now hidden in every scope")
+        warnings.append(
+            f"{memory_id} was generalized (stage {memory.generalization_stage}); "
+            "it is now hidden in every scope"
+        )
     return ControlResult(memory_id, "forget", prior, Memory.Status.FORGOTTEN, True, warnings)
 
 
 def _prior_of_forget(memory: Memory) -> str:
-    last = (ForgetLog.objects.filter(memory=memory, action=ForgetLog.Action.FORGET)
-            .order_by("-created_at", "-pk").first())
+    last = (
+        ForgetLog.objects.filter(memory=memory, action=ForgetLog.Action.FORGET)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
     return last.prior_status if last is not None else Memory.Status.ACTIVE
 
 
-def memory_unforget(*, memory_id: str, actor: str, now: datetime, reason: str = "") -> ControlResult:
+def memory_unforget(
+    *, memory_id: str, actor: str, now: datetime, reason: str = ""
+) -> ControlResult:
     """Restore a forgotten memory to the status it had before it was forgotten."""
     with transaction.atomic():
         memory = _locked_memory(memory_id)
         if memory.status != Memory.Status.FORGOTTEN:
-            raise InvalidInput.for_field_message("memory_id", f"memory is not forgotten: {memory_id}")
+            raise InvalidInput.for_field_message(
+                "memory_id", f"memory is not forgotten: {memory_id}"
+            )
         restored = _prior_of_forget(memory)
         if restored == Memory.Status.ACTIVE:
             twin = _active_twin(memory)
             if twin is not None:
                 raise InvalidInput.for_field_message(
-                    "memory_id", f"cannot unforget {memory_id}: active memory {memory_ref(twin.pk)} "
-                                 "has the same content in this scope; forget that one first")
+                    "memory_id",
+                    f"cannot unforget {memory_id}: active memory {memory_ref(twin.pk)} "
+                    "has the same content in this scope; forget that one first",
+                )
         Memory.objects.filter(pk=memory.pk).update(status=restored)
-        _log(memory=memory, action=ForgetLog.Action.UNFORGET, prior=Memory.Status.FORGOTTEN,
-             new=restored, reason=(reason or "").strip(), actor=actor, now=now)
+        _log(
+            memory=memory,
+            action=ForgetLog.Action.UNFORGET,
+            prior=Memory.Status.FORGOTTEN,
+            new=restored,
+            reason=(reason or "").strip(),
+            actor=actor,
+            now=now,
+        )
     return ControlResult(memory_id, "unforget", Memory.Status.FORGOTTEN, restored, changed=True)
 
 
-def memory_reactivate(*, memory_id: str, actor: str, now: datetime, reason: str = "") -> ControlResult:
+def memory_reactivate(
+    *, memory_id: str, actor: str, now: datetime, reason: str = ""
+) -> ControlResult:
     """A person declares a stale memory current again (feedback never can, spec §8.2)."""
     with transaction.atomic():
         memory = _locked_memory(memory_id)
@@ -123,29 +178,49 @@ def memory_reactivate(*, memory_id: str, actor: str, now: datetime, reason: str 
         twin = _active_twin(memory)
         if twin is not None:
             raise InvalidInput.for_field_message(
-                "memory_id", f"cannot reactivate {memory_id}: active memory {memory_ref(twin.pk)} "
-                             "has the same content in this scope")
+                "memory_id",
+                f"cannot reactivate {memory_id}: active memory {memory_ref(twin.pk)} "
+                "has the same content in this scope",
+            )
         flags = {k: v for k, v in memory.flags.items() if k != "stale_applied"}
         # Clearing the marker lets a later stale assessment retire it again.
         Memory.objects.filter(pk=memory.pk).update(
-            status=Memory.Status.ACTIVE, stale_reason="", superseded_by=None, flags=flags)
-        _log(memory=memory, action=ForgetLog.Action.REACTIVATE, prior=Memory.Status.STALE,
-             new=Memory.Status.ACTIVE, reason=(reason or "").strip(), actor=actor, now=now)
+            status=Memory.Status.ACTIVE, stale_reason="", superseded_by=None, flags=flags
+        )
+        _log(
+            memory=memory,
+            action=ForgetLog.Action.REACTIVATE,
+            prior=Memory.Status.STALE,
+            new=Memory.Status.ACTIVE,
+            reason=(reason or "").strip(),
+            actor=actor,
+            now=now,
+        )
     return ControlResult(memory_id, "reactivate", Memory.Status.STALE, Memory.Status.ACTIVE, True)
 
 
-def memory_reset_generalization(*, memory_id: str, actor: str, now: datetime,
-                                reason: str = "") -> ControlResult:
+def memory_reset_generalization(
+    *, memory_id: str, actor: str, now: datetime, reason: str = ""
+) -> ControlResult:
     """Send a memory back to its origin scope (stage 0); stages never drop on their own."""
     with transaction.atomic():
         memory = _locked_memory(memory_id)
         stage = memory.generalization_stage
         if stage == 0:
-            return ControlResult(memory_id, "reset_generalization", memory.status, memory.status, False)
+            return ControlResult(
+                memory_id, "reset_generalization", memory.status, memory.status, False
+            )
         Memory.objects.filter(pk=memory.pk).update(generalization_stage=0)
         note = (reason or "").strip() or f"stage {stage} reset to 0"
-        _log(memory=memory, action=ForgetLog.Action.RESET_GENERALIZATION, prior=memory.status,
-             new=memory.status, reason=note, actor=actor, now=now)
+        _log(
+            memory=memory,
+            action=ForgetLog.Action.RESET_GENERALIZATION,
+            prior=memory.status,
+            new=memory.status,
+            reason=note,
+            actor=actor,
+            now=now,
+        )
     return ControlResult(memory_id, "reset_generalization", memory.status, memory.status, True)
 
 
@@ -156,28 +231,57 @@ def procedure_forget(*, procedure_id: str, reason: str, actor: str, now: datetim
         prior = proc.status
         if prior == Procedure.Status.FORGOTTEN:
             return ControlResult(procedure_id, "forget", prior, prior, changed=False)
-        Procedure.objects.filter(pk=proc.pk).update(status=Procedure.Status.FORGOTTEN, prior_status=prior)
-        _log(procedure=proc, action=ForgetLog.Action.FORGET, prior=prior,
-             new=Procedure.Status.FORGOTTEN, reason=text, actor=actor, now=now)
+        Procedure.objects.filter(pk=proc.pk).update(
+            status=Procedure.Status.FORGOTTEN, prior_status=prior
+        )
+        _log(
+            procedure=proc,
+            action=ForgetLog.Action.FORGET,
+            prior=prior,
+            new=Procedure.Status.FORGOTTEN,
+            reason=text,
+            actor=actor,
+            now=now,
+        )
     return ControlResult(procedure_id, "forget", prior, Procedure.Status.FORGOTTEN, True)
 
 
-def procedure_unforget(*, procedure_id: str, actor: str, now: datetime, reason: str = "") -> ControlResult:
+def procedure_unforget(
+    *, procedure_id: str, actor: str, now: datetime, reason: str = ""
+) -> ControlResult:
     with transaction.atomic():
         proc = _locked_procedure(procedure_id)
         if proc.status != Procedure.Status.FORGOTTEN:
             raise InvalidInput.for_field_message(
-                "procedure_id", f"procedure is not forgotten: {procedure_id}")
+                "procedure_id", f"procedure is not forgotten: {procedure_id}"
+            )
         restored = proc.prior_status or Procedure.Status.ACTIVE
-        key_taken = restored == Procedure.Status.ACTIVE and proc.deduplication_key and (
-            Procedure.objects.filter(scope=proc.scope, deduplication_key=proc.deduplication_key,
-                                     status=Procedure.Status.ACTIVE).exclude(pk=proc.pk).exists())
+        key_taken = (
+            restored == Procedure.Status.ACTIVE
+            and proc.deduplication_key
+            and (
+                Procedure.objects.filter(
+                    scope=proc.scope,
+                    deduplication_key=proc.deduplication_key,
+                    status=Procedure.Status.ACTIVE,
+                )
+                .exclude(pk=proc.pk)
+                .exists()
+            )
+        )
         if key_taken:
             # A newer procedure took the key meanwhile; the old one comes back as history.
             restored = Procedure.Status.SUPERSEDED
         Procedure.objects.filter(pk=proc.pk).update(status=restored, prior_status="")
-        _log(procedure=proc, action=ForgetLog.Action.UNFORGET, prior=Procedure.Status.FORGOTTEN,
-             new=restored, reason=(reason or "").strip(), actor=actor, now=now)
+        _log(
+            procedure=proc,
+            action=ForgetLog.Action.UNFORGET,
+            prior=Procedure.Status.FORGOTTEN,
+            new=restored,
+            reason=(reason or "").strip(),
+            actor=actor,
+            now=now,
+        )
     return ControlResult(procedure_id, "unforget", Procedure.Status.FORGOTTEN, restored, True)
 
 

@@ -24,8 +24,12 @@ from memory.services.episodes import episodes_form
 from memory.services.scheduling import enqueue_consolidation
 
 METADATA_MAX_BYTES = 4 * 1024
-ROLE_KINDS = {"user": Event.Kind.USER_MESSAGE, "assistant": Event.Kind.ASSISTANT_MESSAGE,
-              "system": Event.Kind.SYSTEM_MESSAGE, "tool": Event.Kind.TOOL_MESSAGE}
+ROLE_KINDS = {
+    "user": Event.Kind.USER_MESSAGE,
+    "assistant": Event.Kind.ASSISTANT_MESSAGE,
+    "system": Event.Kind.SYSTEM_MESSAGE,
+    "tool": Event.Kind.TOOL_MESSAGE,
+}
 
 
 class TranscriptLine(Strict):
@@ -45,7 +49,10 @@ class TranscriptLine(Strict):
     @field_validator("metadata")
     @classmethod
     def _metadata(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is not None and len(json.dumps(value, ensure_ascii=False).encode()) > METADATA_MAX_BYTES:
+        if (
+            value is not None
+            and len(json.dumps(value, ensure_ascii=False).encode()) > METADATA_MAX_BYTES
+        ):
             raise RuleViolation("metadata", "metadata must serialise to at most 4 KiB")
         return value
 
@@ -67,17 +74,23 @@ def transcript_parse(*, lines: Iterable[str]) -> TranscriptPlan:
         try:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise InvalidInput(f"line {number}: not valid JSON ({exc.msg})",
-                               field_errors=[{"path": f"line {number}", "message": exc.msg}]) from None
+            raise InvalidInput(
+                f"line {number}: not valid JSON ({exc.msg})",
+                field_errors=[{"path": f"line {number}", "message": exc.msg}],
+            ) from None
         try:
             if not isinstance(data, dict):
                 raise InvalidInput("each line must be a JSON object")
             line = TranscriptLine.model_validate(data)
         except ValidationError as exc:
             error = validation_error(exc)
-            raise InvalidInput(f"line {number}: {error.message}", field_errors=[
-                {"path": f"line {number}.{e['path']}", "message": e["message"]}
-                for e in error.field_errors or []]) from None
+            raise InvalidInput(
+                f"line {number}: {error.message}",
+                field_errors=[
+                    {"path": f"line {number}.{e['path']}", "message": e["message"]}
+                    for e in error.field_errors or []
+                ],
+            ) from None
         except InvalidInput as exc:
             raise InvalidInput(f"line {number}: {exc.message}") from None
         plan.groups.setdefault(line.session_key, []).append(line)
@@ -89,37 +102,74 @@ def _session_for(scope: str, key: str, lines: list[TranscriptLine], now: datetim
     times = [parse_timestamp(t.occurred_at, "occurred_at") for t in lines if t.occurred_at]
     started = min(times) if times else now
     session = Session.objects.create(
-        id=new_session_id(), scope=scope, scope_kind=scope.partition(":")[0],
-        task=f"Imported transcript {key}", initial_goal="", status=Session.Status.ENDED,
-        started_at=started, last_activity_at=now, ended_at=now, ended_by=Session.EndedBy.IMPORT,
-        outcome=Session.Outcome.UNKNOWN, feedback_status=Session.FeedbackStatus.NOT_REQUIRED,
-        verification={"status": "unverified", "summary": "Imported transcript", "evidence_refs": []},
-        import_key=key, client_name="slowave-import",
+        id=new_session_id(),
+        scope=scope,
+        scope_kind=scope.partition(":")[0],
+        task=f"Imported transcript {key}",
+        initial_goal="",
+        status=Session.Status.ENDED,
+        started_at=started,
+        last_activity_at=now,
+        ended_at=now,
+        ended_by=Session.EndedBy.IMPORT,
+        outcome=Session.Outcome.UNKNOWN,
+        feedback_status=Session.FeedbackStatus.NOT_REQUIRED,
+        verification={
+            "status": "unverified",
+            "summary": "Imported transcript",
+            "evidence_refs": [],
+        },
+        import_key=key,
+        client_name="slowave-import",
     )
-    Event.objects.bulk_create([
-        Event(session=session, seq=seq, kind=ROLE_KINDS[line.role], role=line.role,
-              content=line.content, metadata=line.metadata or {}, recorded_at=now,
-              occurred_at=parse_timestamp(line.occurred_at, "occurred_at") if line.occurred_at else None)
-        for seq, line in enumerate(lines, start=1)
-    ])
+    Event.objects.bulk_create(
+        [
+            Event(
+                session=session,
+                seq=seq,
+                kind=ROLE_KINDS[line.role],
+                role=line.role,
+                content=line.content,
+                metadata=line.metadata or {},
+                recorded_at=now,
+                occurred_at=parse_timestamp(line.occurred_at, "occurred_at")
+                if line.occurred_at
+                else None,
+            )
+            for seq, line in enumerate(lines, start=1)
+        ]
+    )
     return session
 
 
-def transcripts_import(*, lines: Iterable[str], scope: str, now: datetime, dry_run: bool = False,
-                       progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def transcripts_import(
+    *,
+    lines: Iterable[str],
+    scope: str,
+    now: datetime,
+    dry_run: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """Import a JSONL transcript into `scope`; all or nothing, idempotent per session_key."""
     try:
         check_scope(scope)
     except RuleViolation as exc:
         raise InvalidInput.for_field_message("scope", exc.message) from None
     plan = transcript_parse(lines=lines)
-    existing = set(Session.objects.filter(scope=scope, import_key__in=list(plan.groups))
-                   .values_list("import_key", flat=True))
+    existing = set(
+        Session.objects.filter(scope=scope, import_key__in=list(plan.groups)).values_list(
+            "import_key", flat=True
+        )
+    )
     fresh = [key for key in plan.groups if key not in existing]
     report: dict[str, Any] = {
-        "scope": scope, "lines": plan.lines, "dry_run": dry_run,
-        "sessions_created": [], "sessions_skipped": [k for k in plan.groups if k in existing],
-        "events": sum(len(plan.groups[k]) for k in fresh), "episodes": 0,
+        "scope": scope,
+        "lines": plan.lines,
+        "dry_run": dry_run,
+        "sessions_created": [],
+        "sessions_skipped": [k for k in plan.groups if k in existing],
+        "events": sum(len(plan.groups[k]) for k in fresh),
+        "episodes": 0,
     }
     if dry_run:
         report["would_create"] = fresh

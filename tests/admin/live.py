@@ -18,9 +18,18 @@ from tests.cli.runner import ENTRY, REPO_ROOT, cli_env
 
 ARTIFACTS = REPO_ROOT / "tests" / "artifacts"
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-CHROME_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1400,1000")
+CHROME_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1400,1000",
+)
 
 
 def free_port() -> int:
@@ -35,9 +44,14 @@ def live_server(home: Path) -> Iterator[str]:
     port = free_port()
     env = cli_env(home, SLOWAVE_EMBEDDER="sentence-transformers")
     log = (home / "up.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-c", ENTRY, "up", "--port", str(port), "--no-worker"],
-                            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, "up", "--port", str(port), "--no-worker"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -47,7 +61,9 @@ def live_server(home: Path) -> Iterator[str]:
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("slowave up did not start:\n" + (home / "up.log").read_text())
+                    raise RuntimeError(
+                        "slowave up did not start:\n" + (home / "up.log").read_text()
+                    ) from None
                 time.sleep(0.2)
         yield base
     finally:

@@ -27,8 +27,10 @@ pytestmark = pytest.mark.skipif(
 )
 SCOPE = "project:control-panel"
 TARGET = "Production API tokens rotate every 90 days; the rotation job runs on the first Monday."
-OTHERS = ["The billing database runs PostgreSQL 16 on a dedicated host.",
-          "Deploys to staging need the migrations applied first."]
+OTHERS = [
+    "The billing database runs PostgreSQL 16 on a dedicated host.",
+    "Deploys to staging need the migrations applied first.",
+]
 QUESTION = "How often do the production API tokens rotate?"
 PASSWORD = "correct-horse-battery-9"
 
@@ -48,36 +50,78 @@ def _ok(envelope: dict[str, Any]) -> dict[str, Any]:
 
 def _seed(mcp: McpClient) -> str:
     """An agent's first task: remember three facts, then a task that uses the target."""
-    first = _ok(mcp.call("slowave_activate", {"task": "Set up the project notes",
-                                               "initial_goal": "record facts", "scope": SCOPE}))
-    stored = _ok(mcp.call("slowave_remember", {
-        "scope": SCOPE, "session_id": first["session_id"],
-        "memories": [{"content": c, "type": "fact"} for c in [TARGET, *OTHERS]]}))
+    first = _ok(
+        mcp.call(
+            "slowave_activate",
+            {"task": "Set up the project notes", "initial_goal": "record facts", "scope": SCOPE},
+        )
+    )
+    stored = _ok(
+        mcp.call(
+            "slowave_remember",
+            {
+                "scope": SCOPE,
+                "session_id": first["session_id"],
+                "memories": [{"content": c, "type": "fact"} for c in [TARGET, *OTHERS]],
+            },
+        )
+    )
     memory_id = stored["results"][0]["data"]["memory_id"]
     _commit(mcp, first["session_id"])
-    second = _ok(mcp.call("slowave_activate", {"task": QUESTION, "initial_goal": "answer it",
-                                                "scope": SCOPE}))
+    second = _ok(
+        mcp.call(
+            "slowave_activate", {"task": QUESTION, "initial_goal": "answer it", "scope": SCOPE}
+        )
+    )
     assert memory_id in [m["memory_id"] for m in second["memories"]], second
-    _ok(mcp.call("slowave_feedback", {
-        "retrieval_id": second["retrieval_id"], "coverage": "complete",
-        "memory_feedback": [{"memory_id": m["memory_id"], "assessment": "used" if m["memory_id"] == memory_id
-                             else "irrelevant"} for m in second["memories"]]}))
+    _ok(
+        mcp.call(
+            "slowave_feedback",
+            {
+                "retrieval_id": second["retrieval_id"],
+                "coverage": "complete",
+                "memory_feedback": [
+                    {
+                        "memory_id": m["memory_id"],
+                        "assessment": "used" if m["memory_id"] == memory_id else "irrelevant",
+                    }
+                    for m in second["memories"]
+                ],
+            },
+        )
+    )
     _commit(mcp, second["session_id"])
     return memory_id
 
 
 def _commit(mcp: McpClient, session_id: str) -> None:
-    _ok(mcp.call("slowave_commit", {
-        "session_id": session_id, "final_goal": "done", "outcome": "success",
-        "outcome_summary": "Finished.", "verification": {"status": "verified", "summary": "checked"}}))
+    _ok(
+        mcp.call(
+            "slowave_commit",
+            {
+                "session_id": session_id,
+                "final_goal": "done",
+                "outcome": "success",
+                "outcome_summary": "Finished.",
+                "verification": {"status": "verified", "summary": "checked"},
+            },
+        )
+    )
 
 
 def _recalled(mcp: McpClient) -> list[str]:
     """Memory ids an agent sees now for the question, from activate and from recall."""
-    opened = _ok(mcp.call("slowave_activate", {"task": QUESTION, "initial_goal": "answer it",
-                                                "scope": SCOPE}))
-    recalled = _ok(mcp.call("slowave_recall", {"session_id": opened["session_id"], "scope": SCOPE,
-                                                "query": QUESTION}))
+    opened = _ok(
+        mcp.call(
+            "slowave_activate", {"task": QUESTION, "initial_goal": "answer it", "scope": SCOPE}
+        )
+    )
+    recalled = _ok(
+        mcp.call(
+            "slowave_recall",
+            {"session_id": opened["session_id"], "scope": SCOPE, "query": QUESTION},
+        )
+    )
     return [m["memory_id"] for m in [*opened["memories"], *recalled["memories"]]]
 
 
@@ -85,7 +129,9 @@ def _recalled(mcp: McpClient) -> list[str]:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     home: Path = tmp_path_factory.mktemp("panel-home")
     with live_server(home) as base:
-        made = slowave(home, "createadmin", "--username", "ada", "--password-stdin", stdin=PASSWORD + "\n")
+        made = slowave(
+            home, "createadmin", "--username", "ada", "--password-stdin", stdin=PASSWORD + "\n"
+        )
         assert made.code == 0, made.err
         with spawn_server(home=home) as mcp, chromium() as driver:
             yield World(base, mcp, driver, _seed(mcp))
@@ -132,13 +178,17 @@ def test_it_finds_suppresses_and_restores_a_memory_seen_by_agents(world: World) 
     chain = driver.find_element(By.ID, "evidence-chain").text
     assert "source_event" in chain and "source_episode" in chain  # where it came from
     exposures = driver.find_element(By.ID, "exposures").text
-    assert "used / helped" in exposures and "activate" in exposures  # shown, and what the agent said
+    assert (
+        "used / helped" in exposures and "activate" in exposures
+    )  # shown, and what the agent said
     assert "stage 0" in driver.find_element(By.ID, "generalization").text
     screenshot(driver, "memory_page.png")
 
     assert world.memory_id in _recalled(world.mcp)
     driver.find_element(By.ID, "suppress-button").click()
-    driver.find_element(By.ID, "id_reason").send_keys("Rotation moved to 30 days; this misleads agents.")
+    driver.find_element(By.ID, "id_reason").send_keys(
+        "Rotation moved to 30 days; this misleads agents."
+    )
     driver.find_element(By.ID, "confirm-suppress").click()
     assert f"Suppressed {world.memory_id}" in _message(driver)
     assert "forgotten" in driver.find_element(By.CSS_SELECTOR, ".sw-facts").text
@@ -169,13 +219,18 @@ def test_it_renders_the_dashboard_charts(world: World) -> None:
     charts = driver.find_elements(By.CSS_SELECTOR, "svg.sw-chart")
     assert len(charts) >= 7
     assert all(chart.size["width"] > 200 and chart.size["height"] > 40 for chart in charts)
-    drawn = [bar for bar in driver.find_elements(By.CSS_SELECTOR, "#activity-charts rect.sw-bar")
-             if float(bar.get_attribute("height")) > 0]
+    drawn = [
+        bar
+        for bar in driver.find_elements(By.CSS_SELECTOR, "#activity-charts rect.sw-bar")
+        if float(bar.get_attribute("height")) > 0
+    ]
     assert drawn, "today's sessions, remembers, retrievals and feedback should show as bars"
     assert "wal" in driver.find_element(By.ID, "db-health").text
     # The admin's own stylesheet is served by the app: the page is styled with no network.
-    assert driver.execute_script(
-        "return getComputedStyle(document.getElementById('header')).display") == "flex"
+    assert (
+        driver.execute_script("return getComputedStyle(document.getElementById('header')).display")
+        == "flex"
+    )
     screenshot(driver, "dashboard.png")
 
 

@@ -23,6 +23,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def seeded(home: Path) -> dict[str, Any]:
-    out = run_python(home, "import json; from tests.cli.seeding import seed; "
-                           f"print(json.dumps(seed({SCOPE!r})))")
+    out = run_python(
+        home, f"import json; from tests.cli.seeding import seed; print(json.dumps(seed({SCOPE!r})))"
+    )
     return json.loads(out.strip().splitlines()[-1])

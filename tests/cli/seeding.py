@@ -27,37 +27,89 @@ CLIENT = ClientInfo(name="cli-test", version="1", identity="tester")
 
 
 def _commit(session_id: str, **extra: Any) -> None:
-    session_commit(data=CommitIn(
-        session_id=session_id, final_goal="done", outcome="success", outcome_summary="Finished.",
-        verification={"status": "verified", "summary": "checked"}, **extra), now=timezone.now())
+    session_commit(
+        data=CommitIn(
+            session_id=session_id,
+            final_goal="done",
+            outcome="success",
+            outcome_summary="Finished.",
+            verification={"status": "verified", "summary": "checked"},
+            **extra,
+        ),
+        now=timezone.now(),
+    )
 
 
 def seed(scope: str) -> dict[str, Any]:
     """Four facts; one shown and judged stale, the others used; one forgotten; a procedure."""
     now = timezone.now()
-    first = session_activate(data=ActivateIn(task="Record deploy notes", initial_goal="notes",
-                                             scope=scope), client=CLIENT, now=now)
-    stored = memory_remember(data=RememberIn(scope=scope, session_id=first["session_id"], memories=[
-        {"content": c, "type": "fact", "occurred_at": "2026-03-01T09:00:00Z"} for c in FACTS]), now=now)
+    first = session_activate(
+        data=ActivateIn(task="Record deploy notes", initial_goal="notes", scope=scope),
+        client=CLIENT,
+        now=now,
+    )
+    stored = memory_remember(
+        data=RememberIn(
+            scope=scope,
+            session_id=first["session_id"],
+            memories=[
+                {"content": c, "type": "fact", "occurred_at": "2026-03-01T09:00:00Z"} for c in FACTS
+            ],
+        ),
+        now=now,
+    )
     ids = [r["data"]["memory_id"] for r in stored["results"]]
     _commit(first["session_id"])
-    second = session_activate(data=ActivateIn(
-        task="Staging deploy needs database migrations before the release tag?\nStaging deploy uses the blue environment on Tuesdays?",
-        initial_goal="deploy",
-        scope=scope), client=CLIENT, now=timezone.now())
+    second = session_activate(
+        data=ActivateIn(
+            task=(
+                "Staging deploy needs database migrations before the release tag?\n"
+                "Staging deploy uses the blue environment on Tuesdays?"
+            ),
+            initial_goal="deploy",
+            scope=scope,
+        ),
+        client=CLIENT,
+        now=timezone.now(),
+    )
     shown = [m["memory_id"] for m in second["memories"]]
     assert len(shown) >= 2, second
-    entries = [{"memory_id": shown[0], "assessment": "stale", "stale_reason": "outdated",
-                "reason": "the blue environment was retired"}]
+    entries = [
+        {
+            "memory_id": shown[0],
+            "assessment": "stale",
+            "stale_reason": "outdated",
+            "reason": "the blue environment was retired",
+        }
+    ]
     entries += [{"memory_id": m, "assessment": "used"} for m in shown[1:]]
-    feedback_submit(data=FeedbackIn(retrieval_id=second["retrieval_id"], memory_feedback=entries,
-                                    procedure_feedback=[{"procedure_id": p["procedure_id"], "use": "not_used"}
-                                                        for p in second["procedures"]],
-                                    coverage="complete"), now=timezone.now())
-    _commit(second["session_id"], procedure={"summary": "Deploy staging safely",
-                                            "steps": [{"summary": "apply migrations"},
-                                                      {"summary": "tag the release"}]})
-    memory_forget(memory_id=ids[3], reason="not about the project", actor="seed", now=timezone.now())
-    return {"ids": ids, "shown": shown, "stale": shown[0], "forgotten": ids[3],
-            "session": second["session_id"], "retrieval": second["retrieval_id"],
-            "procedure": f"proc_{second['session_id']}"}
+    feedback_submit(
+        data=FeedbackIn(
+            retrieval_id=second["retrieval_id"],
+            memory_feedback=entries,
+            procedure_feedback=[
+                {"procedure_id": p["procedure_id"], "use": "not_used"} for p in second["procedures"]
+            ],
+            coverage="complete",
+        ),
+        now=timezone.now(),
+    )
+    _commit(
+        second["session_id"],
+        procedure={
+            "summary": "Deploy staging safely",
+            "steps": [{"summary": "apply migrations"}, {"summary": "tag the release"}],
+        },
+    )
+    memory_forget(
+        memory_id=ids[3], reason="not about the project", actor="seed", now=timezone.now()
+    )
+    return {
+        "ids": ids,
+        "shown": shown,
+        "stale": shown[0],
+        "forgotten": ids[3],
+        "session": second["session_id"],
+        "retrieval": second["retrieval_id"],
+        "procedure": f"proc_{second['session_id']}",
+    }

@@ -53,14 +53,24 @@ def _count(db: Path, sql: str) -> int:
         conn.close()
 
 
-def test_it_backs_up_consistently_while_an_agent_writes(home: Path, seeded: dict[str, Any],
-                                                        tmp_path: Path) -> None:
+def test_it_backs_up_consistently_while_an_agent_writes(
+    home: Path, seeded: dict[str, Any], tmp_path: Path
+) -> None:
     backups = tmp_path / "backups"
-    writer = subprocess.Popen([sys.executable, "-c", WRITER], cwd=REPO_ROOT, env=cli_env(home),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER],
+        cwd=REPO_ROOT,
+        env=cli_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert writer.stdout is not None and writer.stdout.readline().strip() == "started"
-        made = [slowave(home, "--json", "backup", "--dir", str(backups), "--keep", "2") for _ in range(3)]
+        made = [
+            slowave(home, "--json", "backup", "--dir", str(backups), "--keep", "2")
+            for _ in range(3)
+        ]
     finally:
         writer.wait(timeout=60)
     assert writer.returncode == 0, writer.stderr.read() if writer.stderr else ""
@@ -80,8 +90,9 @@ def test_it_refuses_a_keep_below_one_and_writes_nothing(home: Path, tmp_path: Pa
     assert not (tmp_path / "none").exists() or not any((tmp_path / "none").iterdir())
 
 
-def test_it_restores_a_backup_and_refuses_bad_ones(home: Path, seeded: dict[str, Any],
-                                                   tmp_path: Path) -> None:
+def test_it_restores_a_backup_and_refuses_bad_ones(
+    home: Path, seeded: dict[str, Any], tmp_path: Path
+) -> None:
     made = slowave(home, "--json", "backup", "--dir", str(tmp_path))
     assert made.code == 0, made.err
     backup = made.json()["data"]["path"]
@@ -93,15 +104,21 @@ def test_it_restores_a_backup_and_refuses_bad_ones(home: Path, seeded: dict[str,
     assert unconfirmed.code == 2 and "--yes" in unconfirmed.err
     corrupt = tmp_path / "corrupt.sqlite3.gz"
     corrupt.write_bytes(gzip.compress(b"definitely not a database" * 100))
-    for bad, message in ((corrupt, "not a readable Slowave backup"), (tmp_path / "missing.gz", "no such backup")):
+    for bad, message in (
+        (corrupt, "not a readable Slowave backup"),
+        (tmp_path / "missing.gz", "no such backup"),
+    ):
         result = slowave(home, "restore", str(bad), "--yes")
         assert result.code == 1 and message in result.err, result.err
     assert not list(home.glob(".*restore-tmp"))
     assert slowave(home, "--json", "show", target).json()["data"]["memory"]["status"] == "forgotten"
 
-    run_python(home, "from memory.models import PassLock; from django.utils import timezone; "
-                     "from datetime import timedelta; PassLock.objects.create(name='cluster_prototypes', "
-                     "holder='worker-1', expires_at=timezone.now() + timedelta(minutes=15))")
+    run_python(
+        home,
+        "from memory.models import PassLock; from django.utils import timezone; "
+        "from datetime import timedelta; PassLock.objects.create(name='cluster_prototypes', "
+        "holder='worker-1', expires_at=timezone.now() + timedelta(minutes=15))",
+    )
     locked = slowave(home, "restore", backup, "--yes")
     assert locked.code == 1 and "cluster_prototypes holds its lock" in locked.err
     run_python(home, "from memory.models import PassLock; PassLock.objects.all().delete()")

@@ -11,14 +11,32 @@ from tests.cli.runner import slowave
 
 TARGET = "project:imported"
 LINES = [
-    {"session_key": "conv-1:session_1", "role": "user", "content": "We moved the API to Go.",
-     "occurred_at": "2026-05-08T13:56:00Z", "metadata": {"dia_id": "D1:1"}},
-    {"session_key": "conv-1:session_1", "role": "assistant", "content": "Noted: the API is in Go now.",
-     "occurred_at": "2026-05-08T13:57:00Z", "metadata": {"dia_id": "D1:2"}},
-    {"session_key": "conv-1:session_2", "role": "user", "content": "Releases happen on Thursdays.",
-     "occurred_at": "2026-05-21T10:04:00Z"},
-    {"session_key": "conv-1:session_3", "role": "system", "content": "The on-call rota changes monthly.",
-     "occurred_at": "2026-06-02T08:00:00+02:00"},
+    {
+        "session_key": "conv-1:session_1",
+        "role": "user",
+        "content": "We moved the API to Go.",
+        "occurred_at": "2026-05-08T13:56:00Z",
+        "metadata": {"dia_id": "D1:1"},
+    },
+    {
+        "session_key": "conv-1:session_1",
+        "role": "assistant",
+        "content": "Noted: the API is in Go now.",
+        "occurred_at": "2026-05-08T13:57:00Z",
+        "metadata": {"dia_id": "D1:2"},
+    },
+    {
+        "session_key": "conv-1:session_2",
+        "role": "user",
+        "content": "Releases happen on Thursdays.",
+        "occurred_at": "2026-05-21T10:04:00Z",
+    },
+    {
+        "session_key": "conv-1:session_3",
+        "role": "system",
+        "content": "The on-call rota changes monthly.",
+        "occurred_at": "2026-06-02T08:00:00+02:00",
+    },
 ]
 
 
@@ -41,13 +59,25 @@ def test_it_imports_a_transcript_as_ended_sessions_once(home: Path, tmp_path: Pa
     assert first.code == 0, first.err
     report = first.json()["data"]
     assert [s["session_key"] for s in report["sessions_created"]] == [
-        "conv-1:session_1", "conv-1:session_2", "conv-1:session_3"]
+        "conv-1:session_1",
+        "conv-1:session_2",
+        "conv-1:session_3",
+    ]
     assert report["events"] == 4 and report["episodes"] >= 3
-    shown = slowave(home, "--json", "show", report["sessions_created"][0]["session_id"]).json()["data"]
+    shown = slowave(home, "--json", "show", report["sessions_created"][0]["session_id"]).json()[
+        "data"
+    ]
     record = shown["record"]
     assert (record["status"], record["ended_by"], record["outcome"], record["feedback_status"]) == (
-        "ended", "import", "unknown", "not_required")
-    assert [e["occurred_at"] for e in shown["events"]] == ["2026-05-08T13:56:00Z", "2026-05-08T13:57:00Z"]
+        "ended",
+        "import",
+        "unknown",
+        "not_required",
+    )
+    assert [e["occurred_at"] for e in shown["events"]] == [
+        "2026-05-08T13:56:00Z",
+        "2026-05-08T13:57:00Z",
+    ]
     assert shown["events"][0]["metadata"] == {"dia_id": "D1:1"}
     assert slowave(home, "--json", "stats", "--scope", TARGET).json()["data"]["episodes"] >= 3
 
@@ -62,11 +92,16 @@ def test_it_imports_nothing_from_a_file_with_one_bad_line(home: Path, tmp_path: 
     cases = [
         ([*LINES[:2], {**LINES[2], "role": "robot"}, LINES[3]], "line 3: role: Input should be"),
         ([LINES[0], "{not json", LINES[2]], "line 2: not valid JSON"),
-        ([LINES[0], {**LINES[1], "occurred_at": "2026-05-08T13:57:00"}], "line 2: occurred_at must include a UTC offset"),
+        (
+            [LINES[0], {**LINES[1], "occurred_at": "2026-05-08T13:57:00"}],
+            "line 2: occurred_at must include a UTC offset",
+        ),
         ([LINES[0], {**LINES[1], "extra": 1}], "line 2: extra: Extra inputs are not permitted"),
     ]
     for rows, message in cases:
-        result = slowave(home, "import", str(_write(tmp_path / "bad.jsonl", rows)), "--scope", scope)
+        result = slowave(
+            home, "import", str(_write(tmp_path / "bad.jsonl", rows)), "--scope", scope
+        )
         assert result.code == 1 and message in result.err, result.err
     assert _sessions(home, scope) == 0
     missing_scope = slowave(home, "import", str(tmp_path / "bad.jsonl"))
@@ -75,13 +110,22 @@ def test_it_imports_nothing_from_a_file_with_one_bad_line(home: Path, tmp_path: 
     assert missing_file.code == 1 and "no such file" in missing_file.err
 
 
-def test_it_round_trips_an_export_byte_for_byte(home: Path, seeded: dict[str, Any],
-                                                 tmp_path: Path) -> None:
+def test_it_round_trips_an_export_byte_for_byte(
+    home: Path, seeded: dict[str, Any], tmp_path: Path
+) -> None:
     first = tmp_path / "first.jsonl"
     assert slowave(home, "export", "--scope", SCOPE, "--out", str(first)).code == 0
     records = [json.loads(line) for line in first.read_text().splitlines()]
     kinds = {r["record"] for r in records}
-    assert {"header", "session", "memory", "procedure", "retrieval", "feedback", "forget_log"} <= kinds
+    assert {
+        "header",
+        "session",
+        "memory",
+        "procedure",
+        "retrieval",
+        "feedback",
+        "forget_log",
+    } <= kinds
     statuses = {r["status"] for r in records if r["record"] == "memory"}
     assert {"stale", "forgotten", "active"} <= statuses
 
@@ -107,5 +151,7 @@ def test_it_refuses_bad_export_arguments(home: Path, tmp_path: Path) -> None:
     assert none.code == 1 and "--scope" in none.err
     bad = slowave(home, "export", "--scope", "nocolon")
     assert bad.code == 1 and "kind:id" in bad.err
-    not_export = slowave(home, "import", str(_write(tmp_path / "t.jsonl", LINES)), "--format", "export")
+    not_export = slowave(
+        home, "import", str(_write(tmp_path / "t.jsonl", LINES)), "--format", "export"
+    )
     assert not_export.code == 1 and "line 1: not a Slowave export" in not_export.err

@@ -48,15 +48,23 @@ def test_it_forgets_and_unforgets_with_a_reason(home: Path, seeded: dict[str, An
     target = seeded["ids"][2]
     forgot = slowave(home, "--json", "forget", target, "--reason", "invoices moved to billing")
     assert forgot.code == 0, forgot.err
-    assert forgot.json()["data"] == {"id": target, "action": "forget", "prior_status": "active",
-                                     "new_status": "forgotten", "changed": True, "warnings": []}
+    assert forgot.json()["data"] == {
+        "id": target,
+        "action": "forget",
+        "prior_status": "active",
+        "new_status": "forgotten",
+        "changed": True,
+        "warnings": [],
+    }
     again = slowave(home, "forget", target, "--reason", "again")
     assert again.code == 0 and "nothing changed" in again.out
     restored = slowave(home, "unforget", target)
     assert restored.code == 0 and f"{target} restored to active" in restored.out
     log = _show(home, target)["forget_log"]
     assert [(f["action"], f["prior_status"], f["new_status"]) for f in log] == [
-        ("forget", "active", "forgotten"), ("unforget", "forgotten", "active")]
+        ("forget", "active", "forgotten"),
+        ("unforget", "forgotten", "active"),
+    ]
     assert log[0]["reason"] == "invoices moved to billing" and log[0]["actor"].startswith("cli")
     twice = slowave(home, "unforget", target)
     assert twice.code == 1 and f"memory is not forgotten: {target}" in twice.err
@@ -73,12 +81,14 @@ def test_it_restores_the_prior_status_of_a_stale_memory(home: Path, seeded: dict
 def test_it_refuses_bad_arguments_and_changes_nothing(home: Path, seeded: dict[str, Any]) -> None:
     target = seeded["ids"][0]
     before = _show(home, target)
-    cases = [(("forget", target), 2, "--reason"),
-             (("forget", target, "--reason", "   "), 1, "a reason is required"),
-             (("forget", target, "--reason", "x" * 501), 1, "at most 500"),
-             (("forget", "abc", "--reason", "r"), 1, "expected sch_N or proc_"),
-             (("forget", "sch_999999", "--reason", "r"), 1, "no memory sch_999999"),
-             (("unforget",), 2, "ref")]
+    cases = [
+        (("forget", target), 2, "--reason"),
+        (("forget", target, "--reason", "   "), 1, "a reason is required"),
+        (("forget", target, "--reason", "x" * 501), 1, "at most 500"),
+        (("forget", "abc", "--reason", "r"), 1, "expected sch_N or proc_"),
+        (("forget", "sch_999999", "--reason", "r"), 1, "no memory sch_999999"),
+        (("unforget",), 2, "ref"),
+    ]
     for args, code, message in cases:
         result = slowave(home, *args)
         assert result.code == code, (args, result.err)

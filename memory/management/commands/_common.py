@@ -21,8 +21,12 @@ from memory.errors import SlowaveError
 class SlowaveCommand(BaseCommand):
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> Any:
         parser = super().create_parser(prog_name, subcommand, **kwargs)
-        parser.add_argument("--json", action="store_true", dest="as_json",
-                            help="machine-readable output on stdout (no colour, no progress)")
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            dest="as_json",
+            help="machine-readable output on stdout (no colour, no progress)",
+        )
         return parser
 
     def execute(self, *args: Any, **options: Any) -> Any:
@@ -43,7 +47,9 @@ class SlowaveCommand(BaseCommand):
         return Console(file=self.stdout, highlight=False, soft_wrap=True)
 
     @contextmanager
-    def progress(self, description: str, total: int | None = None) -> Iterator[Callable[[int], None]]:
+    def progress(
+        self, description: str, total: int | None = None
+    ) -> Iterator[Callable[[int], None]]:
         """An `advance(n)` callback drawing a bar on stderr when it is a terminal, else silent."""
         if self.as_json or not sys.stderr.isatty():
             yield lambda n=1: None

@@ -17,14 +17,17 @@ class Command(SlowaveCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--dir", help="backup directory (default SLOWAVE_BACKUP_DIR)")
-        parser.add_argument("--keep", type=int, help="backups to keep (default SLOWAVE_BACKUP_KEEP)")
+        parser.add_argument(
+            "--keep", type=int, help="backups to keep (default SLOWAVE_BACKUP_KEEP)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         directory = Path(options["dir"] or settings.SLOWAVE_BACKUP_DIR).expanduser()
         keep = options["keep"] if options["keep"] is not None else settings.SLOWAVE_BACKUP_KEEP
         with self.progress("Compressing backup") as advance:
-            result = database_backup(directory=directory, keep=keep, now=timezone.now(),
-                                     progress=advance)
+            result = database_backup(
+                directory=directory, keep=keep, now=timezone.now(), progress=advance
+            )
         if self.as_json:
             self.emit({"ok": True, "data": result})
             return

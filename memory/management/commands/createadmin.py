@@ -14,14 +14,19 @@ from memory.services.accounts import admin_create
 
 
 class Command(SlowaveCommand):
-    help = ("Create an admin login. The password comes from --password-stdin, "
-            "SLOWAVE_ADMIN_PASSWORD, or a prompt.")
+    help = (
+        "Create an admin login. The password comes from --password-stdin, "
+        "SLOWAVE_ADMIN_PASSWORD, or a prompt."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--username", default="admin")
         parser.add_argument("--email", default="")
-        parser.add_argument("--password-stdin", action="store_true",
-                            help="read the password from the first line of stdin")
+        parser.add_argument(
+            "--password-stdin",
+            action="store_true",
+            help="read the password from the first line of stdin",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         password = self._password(options["password_stdin"])

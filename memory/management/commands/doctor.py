@@ -13,14 +13,17 @@ MARKS = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"
 
 
 class Command(SlowaveCommand):
-    help = ("Check Python, dependencies, the offline model, SQLite + sqlite-vec, FTS5, WAL, "
-            "migrations, paths and the broker.")
+    help = (
+        "Check Python, dependencies, the offline model, SQLite + sqlite-vec, FTS5, WAL, "
+        "migrations, paths and the broker."
+    )
     requires_system_checks: list[str] = []  # doctor must run even when checks would fail
     requires_migrations_checks = False
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--skip-model", action="store_true",
-                            help="do not load the embedding model (faster)")
+        parser.add_argument(
+            "--skip-model", action="store_true", help="do not load the embedding model (faster)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         checks = doctor_run(include_model=not options["skip_model"])

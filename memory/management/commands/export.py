@@ -38,6 +38,8 @@ class Command(SlowaveCommand):
                 advance(1)
         os.replace(tmp, target)  # a reader never sees half an export
         if self.as_json:
-            self.emit({"ok": True, "data": {"out": str(target), "records": count, "scopes": scopes}})
+            self.emit(
+                {"ok": True, "data": {"out": str(target), "records": count, "scopes": scopes}}
+            )
         else:
             self.stderr.write(f"Exported {count} records from {len(scopes)} scope(s) to {target}")

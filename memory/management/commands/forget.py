@@ -15,11 +15,14 @@ class Command(SlowaveCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("ref", help="sch_N or proc_…")
-        parser.add_argument("--reason", required=True, help="why (1–500 chars; kept in the forget log)")
+        parser.add_argument(
+            "--reason", required=True, help="why (1–500 chars; kept in the forget log)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        result = control_forget(ref=options["ref"], reason=options["reason"], actor=actor_name(),
-                                now=timezone.now())
+        result = control_forget(
+            ref=options["ref"], reason=options["reason"], actor=actor_name(), now=timezone.now()
+        )
         if self.as_json:
             self.emit({"ok": True, "data": result.as_dict()})
             return

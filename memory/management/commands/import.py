@@ -14,8 +14,10 @@ from memory.services.transcripts import transcripts_import
 
 
 class Command(SlowaveCommand):
-    help = ("Import a JSONL transcript ({session_key, role, content, occurred_at?, metadata?} per "
-            "line) into --scope, or a Slowave export with --format export. All or nothing.")
+    help = (
+        "Import a JSONL transcript ({session_key, role, content, occurred_at?, metadata?} per "
+        "line) into --scope, or a Slowave export with --format export. All or nothing."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("file", help="JSONL file ('-' for stdin)")
@@ -45,8 +47,13 @@ class Command(SlowaveCommand):
             if not options["scope"]:
                 raise CommandError("--scope is required for a transcript import", returncode=2)
             with self.progress("Importing sessions") as advance:
-                report = transcripts_import(lines=lines, scope=options["scope"], now=now,
-                                            dry_run=options["dry_run"], progress=advance)
+                report = transcripts_import(
+                    lines=lines,
+                    scope=options["scope"],
+                    now=now,
+                    dry_run=options["dry_run"],
+                    progress=advance,
+                )
         if self.as_json:
             self.emit({"ok": True, "data": report})
         else:
@@ -54,14 +61,20 @@ class Command(SlowaveCommand):
 
     def _print(self, report: dict[str, Any]) -> None:
         if "imported" in report:
-            self.stdout.write("Imported: " + ", ".join(f"{k} {v}" for k, v in report["imported"].items()))
+            self.stdout.write(
+                "Imported: " + ", ".join(f"{k} {v}" for k, v in report["imported"].items())
+            )
             return
         if report["dry_run"]:
-            self.stdout.write(f"Dry run: {report['lines']} valid lines; would create "
-                              f"{len(report['would_create'])} session(s)")
+            self.stdout.write(
+                f"Dry run: {report['lines']} valid lines; would create "
+                f"{len(report['would_create'])} session(s)"
+            )
         else:
-            self.stdout.write(f"Created {len(report['sessions_created'])} session(s) with "
-                              f"{report['events']} events and {report['episodes']} episodes in "
-                              f"{report['scope']}")
+            self.stdout.write(
+                f"Created {len(report['sessions_created'])} session(s) with "
+                f"{report['events']} events and {report['episodes']} episodes in "
+                f"{report['scope']}"
+            )
         for key in report["sessions_skipped"]:
             self.stdout.write(f"skipped (already imported): {key}")

@@ -13,8 +13,10 @@ from memory.services.backup import database_restore
 
 
 class Command(SlowaveCommand):
-    help = ("Restore a backup over the current database (stop `slowave up`, workers and agents "
-            "first). Refuses while a background pass holds a lock.")
+    help = (
+        "Restore a backup over the current database (stop `slowave up`, workers and agents "
+        "first). Refuses while a background pass holds a lock."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("path", help="a slowave-*.sqlite3.gz backup (or a plain .sqlite3)")
@@ -22,11 +24,13 @@ class Command(SlowaveCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["yes"]:
-            raise CommandError("restore replaces the current database; re-run with --yes",
-                               returncode=2)
+            raise CommandError(
+                "restore replaces the current database; re-run with --yes", returncode=2
+            )
         with self.progress("Restoring") as advance:
-            result = database_restore(source=Path(options["path"]), now=timezone.now(),
-                                      progress=advance)
+            result = database_restore(
+                source=Path(options["path"]), now=timezone.now(), progress=advance
+            )
         if self.as_json:
             self.emit({"ok": True, "data": result})
         else:

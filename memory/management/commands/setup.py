@@ -16,9 +16,14 @@ class Command(SlowaveCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("client", choices=sorted(CLIENTS))
-        parser.add_argument("--write", action="store_true",
-                            help="merge into the client's project file (.mcp.json, .cursor/mcp.json)")
-        parser.add_argument("--dir", default=".", help="project directory for --write (default: here)")
+        parser.add_argument(
+            "--write",
+            action="store_true",
+            help="merge into the client's project file (.mcp.json, .cursor/mcp.json)",
+        )
+        parser.add_argument(
+            "--dir", default=".", help="project directory for --write (default: here)"
+        )
         parser.add_argument("--identity", help="SLOWAVE_CLIENT_IDENTITY (default: host name)")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -31,4 +36,6 @@ class Command(SlowaveCommand):
         if self.as_json:
             self.emit({"ok": True, "data": {"written": str(target), "config": config}})
         else:
-            self.stdout.write(f"Wrote the slowave server into {target}; restart {client} to load it.")
+            self.stdout.write(
+                f"Wrote the slowave server into {target}; restart {client} to load it."
+            )

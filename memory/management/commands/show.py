@@ -9,22 +9,31 @@ from django.core.management.base import CommandError
 from memory.management.commands._common import SlowaveCommand
 from memory.models import Memory, Retrieval, Session
 from memory.selectors import (
-    evidence_as_data, memory_evidence, object_by_ref, record_of, retrieval_detail, session_detail,
+    evidence_as_data,
+    memory_evidence,
+    object_by_ref,
+    record_of,
+    retrieval_detail,
+    session_detail,
 )
 
 
 class Command(SlowaveCommand):
-    help = "Show a memory (sch_N) with its evidence chain, or any other id (sess_, ctx_, proc_, ep_, evt_…)."
+    help = "Show a memory (sch_N) with its evidence chain, or any id (sess_, ctx_, proc_, ep_…)."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("ref", help="sch_N, proc_…, sess_…, ctx_…/rec_…, ep_N, evt_N, pro_N, fbe_…")
+        parser.add_argument(
+            "ref", help="sch_N, proc_…, sess_…, ctx_…/rec_…, ep_N, evt_N, pro_N, fbe_…"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         ref = options["ref"]
         obj = object_by_ref(ref=ref)
         if obj is None:
             if self.as_json:
-                self.emit({"ok": False, "error": {"code": "not_found", "message": f"not found: {ref}"}})
+                self.emit(
+                    {"ok": False, "error": {"code": "not_found", "message": f"not found: {ref}"}}
+                )
             raise CommandError(f"not found: {ref}")
         if isinstance(obj, Memory):
             chain = memory_evidence(memory=obj)
@@ -36,16 +45,24 @@ class Command(SlowaveCommand):
         data = {"kind": type(obj).__name__.lower(), "record": record_of(obj)}
         if isinstance(obj, Session):
             detail = session_detail(session=obj)
-            data["retrievals"] = [{"id": r["retrieval"].pk, "exposed": r["exposed"], "gap": r["gap"]}
-                                  for r in detail["retrievals"]]
+            data["retrievals"] = [
+                {"id": r["retrieval"].pk, "exposed": r["exposed"], "gap": r["gap"]}
+                for r in detail["retrievals"]
+            ]
             data["feedback_complete"] = detail["complete"]
             data["events"] = [record_of(e) for e in detail["events"]]
         if isinstance(obj, Retrieval):
             detail = retrieval_detail(retrieval=obj)
             data["record"].pop("catalog", None)
-            data["exposures"] = [{"target_id": r["exposure"].target_id, "pathway": r["exposure"].pathway,
-                                  "rank": r["exposure"].rank, "feedback": r["feedback"]}
-                                 for r in detail["rows"]]
+            data["exposures"] = [
+                {
+                    "target_id": r["exposure"].target_id,
+                    "pathway": r["exposure"].pathway,
+                    "rank": r["exposure"].rank,
+                    "feedback": r["feedback"],
+                }
+                for r in detail["rows"]
+            ]
         if self.as_json:
             self.emit({"ok": True, "data": data})
         else:
@@ -61,39 +78,69 @@ class Command(SlowaveCommand):
         console.print(table)
         for key in ("exposures", "retrievals"):
             for row in data.get(key, []):
-                console.print(f"  {key[:-1]}: " + ", ".join(f"{k}={_short(v)}" for k, v in row.items()))
+                console.print(
+                    f"  {key[:-1]}: " + ", ".join(f"{k}={_short(v)}" for k, v in row.items())
+                )
         if "events" in data:
-            console.print(f"  {len(data['events'])} events; feedback "
-                          f"{'complete' if data['feedback_complete'] else 'incomplete'}")
+            console.print(
+                f"  {len(data['events'])} events; feedback "
+                f"{'complete' if data['feedback_complete'] else 'incomplete'}"
+            )
 
     def _print_memory(self, chain: dict[str, Any]) -> None:
         from rich.panel import Panel
         from rich.table import Table
 
         console, m = self.console(), chain["memory"]
-        console.print(Panel(m.content, title=f"{chain['ref']} · {m.type} · {m.status}",
-                            subtitle=f"{m.scope} · salience {m.salience:.2f} · stage {m.generalization_stage}"))
-        supports = Table("support", "event", "episode", "session", "scope", title="Where it came from")
+        console.print(
+            Panel(
+                m.content,
+                title=f"{chain['ref']} · {m.type} · {m.status}",
+                subtitle=f"{m.scope} · salience {m.salience:.2f} · stage {m.generalization_stage}",
+            )
+        )
+        supports = Table(
+            "support", "event", "episode", "session", "scope", title="Where it came from"
+        )
         for s in chain["supports"]:
-            supports.add_row(s["kind"], _ref(s["event"], s["event"] and s["event"].content),
-                             _ref(s["episode"]), str(s["session"] or "—"), s["scope"])
+            supports.add_row(
+                s["kind"],
+                _ref(s["event"], s["event"] and s["event"].content),
+                _ref(s["episode"]),
+                str(s["session"] or "—"),
+                s["scope"],
+            )
         console.print(supports)
-        shown = Table("retrieval", "session", "pathway", "rank", "feedback", title="Shown to agents")
+        shown = Table(
+            "retrieval", "session", "pathway", "rank", "feedback", title="Shown to agents"
+        )
         for e in chain["exposures"]:
-            shown.add_row(e["retrieval"].pk, e["session_id"], e["exposure"].pathway,
-                          str(e["exposure"].rank), e["feedback"])
+            shown.add_row(
+                e["retrieval"].pk,
+                e["session_id"],
+                e["exposure"].pathway,
+                str(e["exposure"].rank),
+                e["feedback"],
+            )
         console.print(shown if chain["exposures"] else "Never shown to an agent.")
         g = chain["generalization"]
-        console.print(f"Generalization: stage {g['stage']} ({g['stage_name']}); evidence scopes "
-                      f"{', '.join(g['evidence_scopes'])} over {g['evidence_sessions']} session(s)")
-        links = {"superseded by": chain["superseded_by"], "duplicate of": chain["duplicate_of"],
-                 "supersedes": ", ".join(map(str, chain["supersedes"])) or None}
+        console.print(
+            f"Generalization: stage {g['stage']} ({g['stage_name']}); evidence scopes "
+            f"{', '.join(g['evidence_scopes'])} over {g['evidence_sessions']} session(s)"
+        )
+        links = {
+            "superseded by": chain["superseded_by"],
+            "duplicate of": chain["duplicate_of"],
+            "supersedes": ", ".join(map(str, chain["supersedes"])) or None,
+        }
         for label, value in links.items():
             if value:
                 console.print(f"{label}: {value}")
         for f in chain["forget_log"]:
-            console.print(f"{f.created_at:%Y-%m-%d %H:%M} {f.action} {f.prior_status}→{f.new_status} "
-                          f"by {f.actor}: {f.reason}")
+            console.print(
+                f"{f.created_at:%Y-%m-%d %H:%M} {f.action} {f.prior_status}→{f.new_status} "
+                f"by {f.actor}: {f.reason}"
+            )
 
 
 def _ref(obj: Any, text: str | None = None) -> str:

@@ -18,8 +18,9 @@ class Command(SlowaveCommand):
         parser.add_argument("--reason", default="", help="optional note for the forget log")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        result = control_unforget(ref=options["ref"], actor=actor_name(), now=timezone.now(),
-                                  reason=options["reason"])
+        result = control_unforget(
+            ref=options["ref"], actor=actor_name(), now=timezone.now(), reason=options["reason"]
+        )
         if self.as_json:
             self.emit({"ok": True, "data": result.as_dict()})
         else:

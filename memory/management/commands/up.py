@@ -37,8 +37,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--host", default=settings.SLOWAVE_HOST)
         parser.add_argument("--port", type=int, default=settings.SLOWAVE_PORT)
-        parser.add_argument("--no-worker", action="store_true",
-                            help="do not start the embedded background worker")
+        parser.add_argument(
+            "--no-worker", action="store_true", help="do not start the embedded background worker"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         import uvicorn
@@ -48,8 +49,9 @@ class Command(BaseCommand):
         worker = None
         if settings.SLOWAVE_EMBEDDED_WORKER and not options["no_worker"]:
             worker = start_embedded_worker()
-        self.stderr.write(f"Slowave admin on http://{host}:{port}/admin/ "
-                          "(make a login with: slowave createadmin)")
+        self.stderr.write(
+            f"Slowave admin on http://{host}:{port}/admin/ (make a login with: slowave createadmin)"
+        )
         if host not in ("127.0.0.1", "localhost", "::1") and not settings.SLOWAVE_API_TOKENS:
             self.stderr.write("warning: listening beyond loopback without SLOWAVE_API_TOKENS")
         try:
