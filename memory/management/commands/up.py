@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import signal
 from typing import Any
 
 from django.conf import settings
@@ -13,22 +14,29 @@ from django.core.management.base import BaseCommand
 log = logging.getLogger(__name__)
 
 
-def start_embedded_worker() -> Any:
-    """The consolidation app's embedded worker, when that app provides one (it may not yet)."""
+def _scheduler() -> Any:
+    """The consolidation app's scheduler, imported lazily (and optional: it may be absent)."""
     try:
-        scheduler = importlib.import_module("consolidation.scheduler")
+        return importlib.import_module("consolidation.scheduler")
     except ImportError:
         return None
-    start = getattr(scheduler, "start_embedded_worker", None)
+
+
+def start_embedded_worker() -> Any:
+    start = getattr(_scheduler(), "start_embedded_worker", None)
     return start() if callable(start) else None
 
 
 def stop_embedded_worker(handle: Any) -> None:
-    for name in ("stop", "terminate"):
-        method = getattr(handle, name, None)
-        if callable(method):
-            method()
-            return
+    stop = getattr(_scheduler(), "stop_worker", None)
+    if callable(stop):
+        stop(handle)  # reaches the worker's whole process group
+    elif callable(getattr(handle, "terminate", None)):
+        handle.terminate()
+
+
+def _exit_on_signal(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
 
 
 class Command(BaseCommand):
@@ -54,6 +62,9 @@ class Command(BaseCommand):
         )
         if host not in ("127.0.0.1", "localhost", "::1") and not settings.SLOWAVE_API_TOKENS:
             self.stderr.write("warning: listening beyond loopback without SLOWAVE_API_TOKENS")
+        # uvicorn re-raises SIGTERM after its graceful shutdown; as SystemExit it lets the
+        # `finally` below stop the worker instead of orphaning it.
+        signal.signal(signal.SIGTERM, _exit_on_signal)
         try:
             uvicorn.run("slowave_site.asgi:application", host=host, port=port, log_level="warning")
         finally:
