@@ -122,6 +122,12 @@ def _check_model() -> Check:
     from memory.embeddings import EmbedderUnavailable, SentenceTransformerEmbedder
 
     try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # doctor's report, not a loading bar, is the output
+    except ImportError:
+        pass
+    try:
         vectors = SentenceTransformerEmbedder(settings.SLOWAVE_EMBEDDING_MODEL).encode(["doctor"])
     except EmbedderUnavailable as exc:
         return Check("model", "fail", f"the offline model did not load: {exc}")
