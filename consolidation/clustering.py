@@ -14,6 +14,7 @@ import numpy as np
 JOIN_COSINE = 0.80
 DISTANCE_THRESHOLD = 0.25
 MAX_NEW_PER_PASS = 2_000
+BLOCK = 256
 
 
 def normalise(matrix: np.ndarray) -> np.ndarray:
@@ -41,26 +42,30 @@ def assign_incremental(
 
     A join moves that prototype's centroid at once, so a later vector sees the updated centroid;
     this sequential rule is what makes the result depend only on the (fixed) input order.
+    Similarities are computed a block at a time and only the moved centroid's column is
+    refreshed after a join, which gives the sequential result at matrix-multiply speed.
     """
     sums = np.array(sums, dtype=np.float64, copy=True)  # shape (prototypes, dimensions)
     counts = np.array(counts, dtype=np.int64, copy=True)
     result = Assignment(sums=sums, counts=counts)
-    centroids = normalise(sums) if len(sums) else sums
-    for row in range(len(vectors)):
-        # Row by row in float64: converting a 100k-row float32 matrix at once doubles peak memory.
-        vector = np.asarray(vectors[row], dtype=np.float64)
-        if len(centroids) == 0:
-            result.rest.append(row)
-            continue
-        sims = centroids @ vector
-        best = int(np.argmax(sims))  # first maximum: ties go to the older (lower id) prototype
-        if sims[best] < threshold:
-            result.rest.append(row)
-            continue
-        sums[best] += vector
-        counts[best] += 1
-        centroids[best] = normalise(sums[best])[0]
-        result.joined[row] = best
+    if len(sums) == 0:
+        result.rest = list(range(len(vectors)))
+        return result
+    centroids = normalise(sums)
+    for start in range(0, len(vectors), BLOCK):
+        # Block by block in float64: converting 100k float32 rows at once would double peak memory.
+        block = np.asarray(vectors[start:start + BLOCK], dtype=np.float64)
+        sims = block @ centroids.T
+        for offset in range(len(block)):
+            best = int(np.argmax(sims[offset]))  # first maximum: ties go to the older prototype
+            if sims[offset, best] < threshold:
+                result.rest.append(start + offset)
+                continue
+            sums[best] += block[offset]
+            counts[best] += 1
+            centroids[best] = normalise(sums[best])[0]
+            sims[offset + 1:, best] = block[offset + 1:] @ centroids[best]
+            result.joined[start + offset] = best
     return result
 
 

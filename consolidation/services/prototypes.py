@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db import transaction
+from django.db import connection, transaction
 
 from consolidation import clustering
 from consolidation.services.common import chunks, scoped
@@ -50,56 +50,75 @@ def prototypes_cluster(*, now: datetime, scope: str | None = None, since: dateti
 
 def _cluster_scope(scope: str, now: datetime) -> dict[str, int]:
     episodes = _unassigned(scope)
-    existing = list(Prototype.objects.filter(scope=scope).order_by("pk").values_list("pk", "vector_sum", "support_count"))
+    existing = list(Prototype.objects.filter(scope=scope).order_by("pk")
+                    .values_list("pk", "vector_sum", "support_count"))
     sums = np.vstack([from_blob(blob) for _, blob, _ in existing]) if existing else np.zeros((0, DIMENSIONS))
     assignment = clustering.assign_incremental(episodes.vectors, sums, np.array([c for _, _, c in existing]))
     rest = assignment.rest[: clustering.MAX_NEW_PER_PASS]
-    groups = clustering.cluster(episodes.vectors[rest]) if rest else []
+    groups = [[rest[i] for i in group] for group in clustering.cluster(episodes.vectors[rest])] if rest else []
     with transaction.atomic():
-        touched = _write_joins(scope, existing, assignment, episodes, now)
-        created = [_create(scope, [rest[i] for i in group], episodes, now) for group in groups]
+        pairs = [(existing[position][0], episodes.ids[row]) for row, position in assignment.joined.items()]
+        created = _create_all(scope, groups, episodes, now)
+        for prototype, group in zip(created, groups):
+            pairs += [(prototype.pk, episodes.ids[row]) for row in group]
+        _attach(pairs)
+        touched = _refresh_joined(scope, existing, assignment, now)
         for prototype in [*touched, *created]:
             get_index().upsert("prototype", prototype.pk, scope, from_blob(prototype.centroid))
     return {"assigned": len(assignment.joined), "created": len(created), "clustered": len(rest),
             "deferred": len(assignment.rest) - len(rest)}
 
 
-def _write_joins(scope: str, existing: list, assignment: clustering.Assignment, episodes: _Unassigned,
-                 now: datetime) -> list[Prototype]:
-    members: dict[int, list[int]] = {}
-    for row, position in assignment.joined.items():
-        members.setdefault(position, []).append(episodes.ids[row])
+def _refresh_joined(scope: str, existing: list, assignment: clustering.Assignment, now: datetime) -> list[Prototype]:
+    """New sum, count and centroid of each prototype that gained members; medoid over all members."""
+    positions = sorted(set(assignment.joined.values()))
+    members = _members([existing[p][0] for p in positions])
     touched = []
-    for position, episode_ids in sorted(members.items()):
+    for position in positions:
         pk = existing[position][0]
-        _attach(episode_ids, pk)
         total = assignment.sums[position]
         centroid = clustering.normalise(total)[0]
-        member_rows = list(Episode.objects.filter(prototype_id=pk).order_by("pk").values_list("pk", "session_id", "embedding"))
-        medoid_at = clustering.medoid(np.vstack([from_blob(b) for _, _, b in member_rows]), centroid,
-                                      [m for m, _, _ in member_rows])
+        ids, sessions, vectors = members[pk]
         fields = {"vector_sum": to_blob(total), "centroid": to_blob(centroid),
-                  "support_count": int(assignment.counts[position]), "medoid_episode_id": member_rows[medoid_at][0],
-                  "session_count": len({s for _, s, _ in member_rows}), "updated_at": now}
+                  "support_count": int(assignment.counts[position]),
+                  "medoid_episode_id": ids[clustering.medoid(np.vstack(vectors), centroid, ids)],
+                  "session_count": len(set(sessions)), "updated_at": now}
         Prototype.objects.filter(pk=pk).update(**fields)
         touched.append(Prototype(pk=pk, scope=scope, **fields))
     return touched
 
 
-def _create(scope: str, rows: list[int], episodes: _Unassigned, now: datetime) -> Prototype:
-    vectors = episodes.vectors[rows]
-    total = vectors.astype(np.float64).sum(axis=0)
-    centroid = clustering.normalise(total)[0]
-    ids = [episodes.ids[r] for r in rows]
-    prototype = Prototype.objects.create(
-        scope=scope, centroid=to_blob(centroid), vector_sum=to_blob(total), support_count=len(rows),
-        session_count=len({episodes.sessions[r] for r in rows}),
-        medoid_episode_id=ids[clustering.medoid(vectors, centroid, ids)], created_at=now, updated_at=now,
-    )
-    _attach(ids, prototype.pk)
-    return prototype
+def _members(prototype_ids: list[int]) -> dict[int, tuple[list[int], list[str], list[np.ndarray]]]:
+    """prototype id -> (episode ids, session ids, vectors) of all its members, in id order."""
+    found: dict[int, tuple[list[int], list[str], list[np.ndarray]]] = {pk: ([], [], []) for pk in prototype_ids}
+    for chunk in chunks(prototype_ids):
+        rows = Episode.objects.filter(prototype_id__in=chunk).order_by("pk")
+        for prototype_id, pk, session_id, blob in rows.values_list("prototype_id", "pk", "session_id", "embedding"):
+            ids, sessions, vectors = found[prototype_id]
+            ids.append(pk)
+            sessions.append(session_id)
+            vectors.append(from_blob(blob))
+    return found
 
 
-def _attach(episode_ids: list[int], prototype_id: int) -> None:
-    for chunk in chunks(episode_ids):
-        Episode.objects.filter(pk__in=chunk, prototype__isnull=True).update(prototype_id=prototype_id)
+def _create_all(scope: str, groups: list[list[int]], episodes: _Unassigned, now: datetime) -> list[Prototype]:
+    fresh = []
+    for rows in groups:
+        vectors = episodes.vectors[rows]
+        total = vectors.astype(np.float64).sum(axis=0)
+        centroid = clustering.normalise(total)[0]
+        ids = [episodes.ids[r] for r in rows]
+        fresh.append(Prototype(
+            scope=scope, centroid=to_blob(centroid), vector_sum=to_blob(total), support_count=len(rows),
+            session_count=len({episodes.sessions[r] for r in rows}),
+            medoid_episode_id=ids[clustering.medoid(vectors, centroid, ids)], created_at=now, updated_at=now,
+        ))
+    # One INSERT per batch instead of per prototype: most clusters are small, so there are many.
+    return Prototype.objects.bulk_create(fresh, batch_size=500)
+
+
+def _attach(pairs: list[tuple[int, int]]) -> None:
+    """(prototype id, episode id) links, only onto episodes still unassigned."""
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {Episode._meta.db_table} SET prototype_id = %s WHERE id = %s AND prototype_id IS NULL", pairs)
