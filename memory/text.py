@@ -38,7 +38,7 @@ def tokens(text: str) -> list[str]:
 def stem(token: str) -> str:
     if token.endswith("ies") and len(token) > 4:
         return token[:-3] + "y"
-    for suffix in ("ing", "es", "s"):
+    for suffix in ("ing", "ed", "es", "s"):
         if token.endswith(suffix) and len(token) - len(suffix) >= 4:
             return token[: -len(suffix)]
     return token

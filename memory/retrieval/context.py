@@ -68,3 +68,4 @@ def add_context(items: list[Any], score_rows: Callable[[list[MemoryRow]], list[A
                 continue
             neighbour.context = max(neighbour.context, source.topical)
     return everything
+

@@ -120,7 +120,7 @@ def _score_item(item: Scored, cue: _Cue, pools: list[Pool], row_id: int, text_st
         top = scoring.topical(cos, cov)
         fused = scoring.rrf(pools[i].dense.get(row_id), pools[i].lexical.get(row_id))
         score = scoring.combined(topical_score=top, rrf_score=fused, salience=salience,
-                                 temporal=temporal, scope_factor=factor, stale=stale)
+                                 temporal=temporal, scope_factor=factor, stale=stale, coverage_score=cov)
         item.facet_topical.append(top)
         if score > item.score:
             item.score, item.facet, item.topical = score, i, top

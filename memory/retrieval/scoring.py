@@ -12,6 +12,9 @@ RRF_NORM = 2 / (RRF_K + 1)
 RRF_WEIGHT = 0.10
 SALIENCE_WEIGHT = 0.05
 STALE_FACTOR = 0.5
+# Calibrated on the LoCoMo development split: query-term coverage orders the admitted items
+# (plateau 0.5–1.2); admission still rests on `topical` alone.
+COVERAGE_WEIGHT = 0.8
 
 
 @dataclass
@@ -63,7 +66,7 @@ def salience_prior(salience: float) -> float:
 
 def combined(
     *, topical_score: float, rrf_score: float, salience: float, temporal: float,
-    scope_factor: float, stale: bool,
+    scope_factor: float, stale: bool, coverage_score: float = 0.0,
 ) -> float:
-    base = topical_score + RRF_WEIGHT * rrf_score + SALIENCE_WEIGHT * salience_prior(salience) + temporal
+    base = topical_score + COVERAGE_WEIGHT * coverage_score + RRF_WEIGHT * rrf_score + SALIENCE_WEIGHT * salience_prior(salience) + temporal
     return base * scope_factor * (STALE_FACTOR if stale else 1.0)

@@ -27,8 +27,11 @@ _MONTH = re.compile(r"\b(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r
 class Window:
     start: datetime
     end: datetime
+    month: int | None = None  # a month named without a year matches that month of any year
 
     def contains(self, moment: datetime) -> bool:
+        if self.month is not None:
+            return moment.month == self.month
         return self.start <= moment < self.end
 
 
@@ -70,8 +73,11 @@ def parse_window(text: str, now: datetime) -> Window | None:
         if match.group(1) == "may" and not match.group(2):
             return None  # "may" is far more often the verb than the month
         month = MONTHS[match.group(1)]
-        year = int(match.group(2)) if match.group(2) else (now.year if month <= now.month else now.year - 1)
-        return _month_window(year, month)
+        if match.group(2):
+            return _month_window(int(match.group(2)), month)
+        # Without a year the month is read in any year: histories are often older than a year.
+        latest = _month_window(now.year if month <= now.month else now.year - 1, month)
+        return Window(latest.start, latest.end, month=month)
     return None
 
 
