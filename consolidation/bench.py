@@ -59,31 +59,63 @@ def synthetic_vectors(count: int, rng: np.random.Generator) -> np.ndarray:
     topics = max(1, count // TOPIC_SIZE)
     centres = rng.normal(size=(topics, DIMENSIONS))
     centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    vectors = centres[rng.integers(0, topics, size=count)] + rng.normal(scale=NOISE, size=(count, DIMENSIONS))
+    vectors = centres[rng.integers(0, topics, size=count)] + rng.normal(
+        scale=NOISE, size=(count, DIMENSIONS)
+    )
     loners = rng.random(count) < UNRELATED_SHARE
     vectors[loners] = rng.normal(size=(int(loners.sum()), DIMENSIONS))
     return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
 
 
+def _session(index: int, number: int, scope: str, now: datetime) -> Session:
+    return Session(
+        id=f"sess_{index:04x}{number:012x}",
+        scope=scope,
+        scope_kind="project",
+        task="bench",
+        initial_goal="bench",
+        status=Session.Status.ENDED,
+        episodes_state=Session.EpisodesState.FORMED,
+        started_at=now,
+        last_activity_at=now,
+        ended_at=now,
+    )
+
+
+def _turn(session: Session, row: int, now: datetime) -> Event:
+    seq = row % EPISODES_PER_SESSION + 1
+    kind = Event.Kind.USER_MESSAGE
+    return Event(session=session, seq=seq, kind=kind, content=f"turn {row}", recorded_at=now)
+
+
+def _episode(event: Event, vector: np.ndarray, now: datetime) -> Episode:
+    return Episode(
+        session=event.session,
+        scope=event.session.scope,
+        content=f"User: {event.content}",
+        first_event=event,
+        event_ids=[event.pk],
+        recorded_at=now,
+        embedding=to_blob(vector),
+        embedded_at=now,
+    )
+
+
 def _seed_scope(index: int, count: int, rng: np.random.Generator, now: datetime) -> None:
     scope = f"project:bench-{index:04d}"
     vectors = synthetic_vectors(count, rng)
-    sessions = [Session(id=f"sess_{index:04x}{i:012x}", scope=scope, scope_kind="project", task="bench",
-                        initial_goal="bench", status=Session.Status.ENDED, started_at=now, last_activity_at=now,
-                        ended_at=now, episodes_state=Session.EpisodesState.FORMED)
-                for i in range((count + EPISODES_PER_SESSION - 1) // EPISODES_PER_SESSION)]
+    total = (count + EPISODES_PER_SESSION - 1) // EPISODES_PER_SESSION
+    sessions = [_session(index, number, scope, now) for number in range(total)]
     Session.objects.bulk_create(sessions, batch_size=BATCH)
     for start in range(0, count, BATCH):
         rows = range(start, min(count, start + BATCH))
         with transaction.atomic():
-            events = Event.objects.bulk_create([
-                Event(session=sessions[i // EPISODES_PER_SESSION], seq=i % EPISODES_PER_SESSION + 1,
-                      kind=Event.Kind.USER_MESSAGE, role="user", content=f"turn {i}", recorded_at=now)
-                for i in rows])
-            Episode.objects.bulk_create([
-                Episode(session=event.session, scope=scope, content=f"User: turn {i}", first_event=event,
-                        event_ids=[event.pk], recorded_at=now, embedding=to_blob(vectors[i]), embedded_at=now)
-                for i, event in zip(rows, events)])
+            turns = [_turn(sessions[row // EPISODES_PER_SESSION], row, now) for row in rows]
+            events = Event.objects.bulk_create(turns)
+            pairs = zip(rows, events, strict=True)
+            Episode.objects.bulk_create(
+                [_episode(event, vectors[row], now) for row, event in pairs]
+            )
 
 
 def _reset_peak_rss() -> bool:
@@ -108,15 +140,19 @@ def _peak_rss_mb() -> float:
 def _cluster_until_done() -> tuple[int, float]:
     runs, started = 0, time.perf_counter()
     while Episode.objects.filter(prototype__isnull=True).exists():
-        (result,) = passes_run(specs=(BY_NAME["cluster_prototypes"],), scope=None, triggered_by="cli")
+        (result,) = passes_run(
+            specs=(BY_NAME["cluster_prototypes"],), scope=None, triggered_by="cli"
+        )
         if result.status != "succeeded":
             raise RuntimeError(f"cluster_prototypes {result.status}: {result.error}")
         runs += 1
     return runs, time.perf_counter() - started
 
 
-def run(episodes: int, *, scopes: int = 10, seed: int = 7, database: str | None = None) -> dict[str, Any]:
-    """Seed `episodes` synthetic episodes over `scopes` scopes, cluster them all, report the rate."""
+def run(
+    episodes: int, *, scopes: int = 10, seed: int = 7, database: str | None = None
+) -> dict[str, Any]:
+    """Seed synthetic episodes over `scopes` scopes, cluster them all, report the rate."""
     if episodes < 1 or scopes < 1:
         raise ValueError("episodes and scopes must be positive")
     rng, now = np.random.default_rng(seed), timezone.now()
@@ -132,9 +168,16 @@ def run(episodes: int, *, scopes: int = 10, seed: int = 7, database: str | None 
         prototypes = Prototype.objects.count()
         multi = Prototype.objects.filter(support_count__gt=1).count()
     return {
-        "pass": "cluster_prototypes", "episodes": episodes, "scopes": scopes, "pass_runs": runs,
-        "seconds": round(seconds, 3), "episodes_per_second": round(episodes / seconds, 1) if seconds else None,
-        "prototypes": prototypes, "prototypes_with_several_members": multi,
-        "peak_rss_mb": round(_peak_rss_mb(), 1), "peak_rss_is_pass_only": isolated,
-        "seed_seconds": round(seeded_in, 3), "database": path,
+        "pass": "cluster_prototypes",
+        "episodes": episodes,
+        "scopes": scopes,
+        "pass_runs": runs,
+        "seconds": round(seconds, 3),
+        "episodes_per_second": round(episodes / seconds, 1) if seconds else None,
+        "prototypes": prototypes,
+        "prototypes_with_several_members": multi,
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
+        "peak_rss_is_pass_only": isolated,
+        "seed_seconds": round(seeded_in, 3),
+        "database": path,
     }

@@ -54,7 +54,7 @@ def assign_incremental(
     centroids = normalise(sums)
     for start in range(0, len(vectors), BLOCK):
         # Block by block in float64: converting 100k float32 rows at once would double peak memory.
-        block = np.asarray(vectors[start:start + BLOCK], dtype=np.float64)
+        block = np.asarray(vectors[start : start + BLOCK], dtype=np.float64)
         sims = block @ centroids.T
         for offset in range(len(block)):
             best = int(np.argmax(sims[offset]))  # first maximum: ties go to the older prototype
@@ -64,7 +64,7 @@ def assign_incremental(
             sums[best] += block[offset]
             counts[best] += 1
             centroids[best] = normalise(sums[best])[0]
-            sims[offset + 1:, best] = block[offset + 1:] @ centroids[best]
+            sims[offset + 1 :, best] = block[offset + 1 :] @ centroids[best]
             result.joined[start + offset] = best
     return result
 

@@ -28,8 +28,12 @@ def embedded_mode() -> bool:
 
 def broker_folders() -> dict[str, Path]:
     base = Path(settings.SLOWAVE_BROKER_DIR)
-    return {"queue": base / "queue", "control": base / "control", "processed": base / "processed",
-            "results": base / "results"}
+    return {
+        "queue": base / "queue",
+        "control": base / "control",
+        "processed": base / "processed",
+        "results": base / "results",
+    }
 
 
 def _ensure_folders() -> dict[str, Path]:
@@ -43,53 +47,79 @@ def beat_schedule() -> dict[str, dict[str, Any]]:
     # Runs from an embedded beat are attributed to "embedded", from a separate beat to "beat".
     who = {"triggered_by": "embedded" if embedded_mode() else "beat"}
     schedule: dict[str, dict[str, Any]] = {
-        "consolidate": {"task": "consolidation.run_passes", "kwargs": who,
-                        "schedule": float(settings.SLOWAVE_CONSOLIDATE_INTERVAL)},
+        "consolidate": {
+            "task": "consolidation.run_passes",
+            "kwargs": who,
+            "schedule": float(settings.SLOWAVE_CONSOLIDATE_INTERVAL),
+        },
         "decay": {"task": "consolidation.decay_unused", "kwargs": who, "schedule": DECAY_AT},
     }
     if settings.SLOWAVE_SESSION_IDLE_TIMEOUT > 0:
-        schedule["reap"] = {"task": "consolidation.reap_sessions", "kwargs": who,
-                            "schedule": max(float(settings.SLOWAVE_REAPER_POLL_SECONDS), 1.0)}
+        schedule["reap"] = {
+            "task": "consolidation.reap_sessions",
+            "kwargs": who,
+            "schedule": max(float(settings.SLOWAVE_REAPER_POLL_SECONDS), 1.0),
+        }
     return schedule
 
 
 def celery_settings() -> dict[str, Any]:
     """Settings layered over the CELERY_* ones from the Django settings module."""
     conf: dict[str, Any] = {
-        "timezone": "UTC", "enable_utc": True, "beat_schedule": beat_schedule(),
-        "worker_prefetch_multiplier": 1, "broker_connection_retry_on_startup": True,
+        "timezone": "UTC",
+        "enable_utc": True,
+        "beat_schedule": beat_schedule(),
+        "worker_prefetch_multiplier": 1,
+        "broker_connection_retry_on_startup": True,
         # Enqueueing happens inside agents' calls (after commit): an unreachable broker must cost
         # them well under a second, not Celery's default retry schedule.
-        "task_publish_retry_policy": {"max_retries": 2, "interval_start": 0, "interval_step": 0.2,
-                                      "interval_max": 0.4},
+        "task_publish_retry_policy": {
+            "max_retries": 2,
+            "interval_start": 0,
+            "interval_step": 0.2,
+            "interval_max": 0.4,
+        },
         "beat_schedule_filename": str(Path(settings.SLOWAVE_BROKER_DIR) / "beat-schedule"),
     }
     if embedded_mode():
         folders = _ensure_folders()
-        conf.update({
-            "broker_url": "filesystem://",
-            "broker_transport_options": {
-                "data_folder_in": str(folders["queue"]), "data_folder_out": str(folders["queue"]),
-                "control_folder": str(folders["control"]), "processed_folder": str(folders["processed"]),
-                "store_processed": False, "polling_interval": POLL_SECONDS,
-            },
-            "result_backend": f"file://{folders['results']}",
-            # Remote control needs a fanout queue per worker; on the filesystem transport those of
-            # stopped workers would collect broadcast files forever.
-            "worker_enable_remote_control": False,
-        })
+        conf.update(
+            {
+                "broker_url": "filesystem://",
+                "broker_transport_options": {
+                    "data_folder_in": str(folders["queue"]),
+                    "data_folder_out": str(folders["queue"]),
+                    "control_folder": str(folders["control"]),
+                    "processed_folder": str(folders["processed"]),
+                    "store_processed": False,
+                    "polling_interval": POLL_SECONDS,
+                },
+                "result_backend": f"file://{folders['results']}",
+                # Remote control needs a fanout queue per worker; on the filesystem transport
+                # those of stopped workers would collect broadcast files forever.
+                "worker_enable_remote_control": False,
+            }
+        )
     return conf
 
 
 def worker_argv(*, beat: bool, loglevel: str = "INFO") -> list[str]:
     """`celery worker` arguments: one process (the embedding model is loaded once), gossip and
     mingle off (nothing to gossip with on the filesystem transport)."""
-    argv = ["worker", f"--loglevel={loglevel}", "--concurrency=1", "--without-gossip", "--without-mingle",
-            "--without-heartbeat"]
+    argv = [
+        "worker",
+        f"--loglevel={loglevel}",
+        "--concurrency=1",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
     return [*argv, "--beat"] if beat else argv
 
 
-def start_embedded_worker(*, stdout: Any = None, stderr: Any = None) -> subprocess.Popen[bytes] | None:
+def start_embedded_worker(
+    *, stdout: Any = None, stderr: Any = None
+) -> subprocess.Popen[bytes] | None:
     """Start `celery -A slowave_site worker --beat` as a child process for `slowave up`.
 
     Returns None when there is nothing to start: broker mode (workers and beat are their own
@@ -98,11 +128,20 @@ def start_embedded_worker(*, stdout: Any = None, stderr: Any = None) -> subproce
     if not embedded_mode() or not settings.SLOWAVE_EMBEDDED_WORKER:
         return None
     _ensure_folders()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "slowave_site.settings")}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "slowave_site.settings"),
+    }
     command = [sys.executable, "-m", "celery", "-A", "slowave_site", *worker_argv(beat=True)]
     # Its own process group, so stop_worker reaches the pool child too and nothing is orphaned.
-    return subprocess.Popen(command, cwd=str(settings.BASE_DIR), env=env, stdout=stdout, stderr=stderr,
-                            start_new_session=True)
+    return subprocess.Popen(
+        command,
+        cwd=str(settings.BASE_DIR),
+        env=env,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+    )
 
 
 def stop_worker(process: subprocess.Popen[bytes], *, timeout: float = 15.0) -> int:

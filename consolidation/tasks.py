@@ -20,7 +20,11 @@ from memory.models import WorkerRun
 
 RETRY_SECONDS = 5
 OPTIONS: dict[str, Any] = {
-    "bind": True, "acks_late": True, "ignore_result": True, "soft_time_limit": 840, "time_limit": 900,
+    "bind": True,
+    "acks_late": True,
+    "ignore_result": True,
+    "soft_time_limit": 840,
+    "time_limit": 900,
     # Long enough to outlast a crashed holder's 15-minute lease.
     "max_retries": 15 * 60 // RETRY_SECONDS + 20,
 }
@@ -37,17 +41,33 @@ def _requested_at(value: str | None) -> datetime:
     return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, timezone.utc)
 
 
-def _run(task: Task, specs: tuple[PassSpec, ...], scope: str | None, triggered_by: str,
-         requested_at: str | None) -> dict[str, Any]:
+def _run(
+    task: Task,
+    specs: tuple[PassSpec, ...],
+    scope: str | None,
+    triggered_by: str,
+    requested_at: str | None,
+) -> dict[str, Any]:
     if triggered_by not in WorkerRun.TriggeredBy.values:
         raise ValueError(f"unknown triggered_by {triggered_by!r}")
     requested = _requested_at(requested_at)
     # Run eagerly (SLOWAVE_TASKS_INLINE), a retry would re-run at once; waiting is the only option.
-    results = passes_run(specs=specs, scope=scope or None, triggered_by=triggered_by, requested_at=requested,
-                         wait=bool(task.request.is_eager))
+    results = passes_run(
+        specs=specs,
+        scope=scope or None,
+        triggered_by=triggered_by,
+        requested_at=requested,
+        wait=bool(task.request.is_eager),
+    )
     if any(r.status == "busy" for r in results):
-        raise task.retry(countdown=RETRY_SECONDS, kwargs={
-            "scope": scope, "triggered_by": triggered_by, "requested_at": requested.isoformat()})
+        raise task.retry(
+            countdown=RETRY_SECONDS,
+            kwargs={
+                "scope": scope,
+                "triggered_by": triggered_by,
+                "requested_at": requested.isoformat(),
+            },
+        )
     failed = [f"{r.name}: {r.error}" for r in results if r.status == "failed"]
     if failed:
         raise PassFailed("; ".join(failed))
@@ -55,15 +75,23 @@ def _run(task: Task, specs: tuple[PassSpec, ...], scope: str | None, triggered_b
 
 
 @shared_task(name="consolidation.run_passes", **OPTIONS)
-def run_passes(self: Task, scope: str | None = None, triggered_by: str = "beat",
-               requested_at: str | None = None) -> dict[str, Any]:
+def run_passes(
+    self: Task,
+    scope: str | None = None,
+    triggered_by: str = "beat",
+    requested_at: str | None = None,
+) -> dict[str, Any]:
     """Passes 1-8 for one scope (or all scopes)."""
     return _run(self, CONSOLIDATION_PASSES, scope, triggered_by, requested_at)
 
 
 def _pass_task(spec: PassSpec) -> Task:
-    def run(self: Task, scope: str | None = None, triggered_by: str = "beat",
-            requested_at: str | None = None) -> dict[str, Any]:
+    def run(
+        self: Task,
+        scope: str | None = None,
+        triggered_by: str = "beat",
+        requested_at: str | None = None,
+    ) -> dict[str, Any]:
         return _run(self, (spec,), scope, triggered_by, requested_at)
 
     run.__name__ = run.__qualname__ = spec.name

@@ -22,10 +22,16 @@ log = logging.getLogger(__name__)
 BATCH = 256
 
 
-def episodes_form_pending(*, now: datetime, scope: str | None = None, since: datetime | None = None) -> dict[str, int]:
+def episodes_form_pending(
+    *, now: datetime, scope: str | None = None, since: datetime | None = None
+) -> dict[str, int]:
     """Ended sessions whose episodes were never formed (e.g. a crash between end and formation)."""
-    pending = scoped(Session.objects.filter(
-        status=Session.Status.ENDED, episodes_state=Session.EpisodesState.PENDING), scope)
+    pending = scoped(
+        Session.objects.filter(
+            status=Session.Status.ENDED, episodes_state=Session.EpisodesState.PENDING
+        ),
+        scope,
+    )
     sessions = episodes = 0
     for session_id in list(pending.order_by("started_at", "pk").values_list("pk", flat=True)):
         formed = episodes_form(session_id=session_id, now=now)
@@ -55,17 +61,23 @@ def _embed_kind(kind: str, queryset: QuerySet, now: datetime) -> int | None:
         if vectors is None:
             return None
         with transaction.atomic():
-            for row, vector in zip(batch, vectors):
+            for row, vector in zip(batch, vectors, strict=True):
                 type(row).objects.filter(pk=row.pk, embedded_at__isnull=True).update(
-                    embedding=embeddings.to_blob(vector), embedded_at=now)
+                    embedding=embeddings.to_blob(vector), embedded_at=now
+                )
                 get_index().upsert(kind, _vector_key(row), row.scope, vector)
         done += len(batch)
 
 
-def embeddings_backfill(*, now: datetime, scope: str | None = None, since: datetime | None = None) -> dict[str, int]:
+def embeddings_backfill(
+    *, now: datetime, scope: str | None = None, since: datetime | None = None
+) -> dict[str, int]:
     counts = {"memories": 0, "episodes": 0, "procedures": 0}
-    for key, kind, model in (("memories", "memory", Memory), ("episodes", "episode", Episode),
-                             ("procedures", "procedure", Procedure)):
+    for key, kind, model in (
+        ("memories", "memory", Memory),
+        ("episodes", "episode", Episode),
+        ("procedures", "procedure", Procedure),
+    ):
         done = _embed_kind(kind, scoped(model.objects.all(), scope), now)
         if done is None:
             log.warning("embedding model unavailable; rows stay lexical-only until it loads")

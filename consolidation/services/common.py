@@ -14,7 +14,7 @@ CHUNK = 900
 
 def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def scoped(queryset: QuerySet, scope: str | None, field: str = "scope") -> QuerySet:

@@ -45,9 +45,15 @@ def clip_at_sentence(text: str, limit: int = CONTENT_LIMIT) -> str:
     return head[: cut if cut > 0 else limit].strip()
 
 
-def schemas_consolidate(*, now: datetime, scope: str | None = None, since: datetime | None = None) -> dict[str, int]:
-    ready = Prototype.objects.filter(memory__isnull=True, support_count__gte=MIN_MEMBERS,
-                                     session_count__gte=MIN_SESSIONS, medoid_episode__isnull=False)
+def schemas_consolidate(
+    *, now: datetime, scope: str | None = None, since: datetime | None = None
+) -> dict[str, int]:
+    ready = Prototype.objects.filter(
+        memory__isnull=True,
+        support_count__gte=MIN_MEMBERS,
+        session_count__gte=MIN_SESSIONS,
+        medoid_episode__isnull=False,
+    )
     ready = scoped(ready, scope)
     counts = {"created": 0, "linked": 0, "skipped_forgotten": 0}
     for prototype in ready.select_related("medoid_episode").order_by("pk"):
@@ -65,8 +71,13 @@ def _nearest_match(prototype: Prototype, text: str) -> Memory | None:
         found = same_text.filter(status=status).order_by("pk").first()
         if found is not None:
             return found
-    hits = [(pk, cos) for pk, cos in get_index().knn("memory", from_blob(prototype.centroid), MATCH_K,
-                                                     [prototype.scope]) if cos >= MATCH_COSINE]
+    hits = [
+        (pk, cos)
+        for pk, cos in get_index().knn(
+            "memory", from_blob(prototype.centroid), MATCH_K, [prototype.scope]
+        )
+        if cos >= MATCH_COSINE
+    ]
     rows = Memory.objects.in_bulk([pk for pk, _ in hits])
     for pk, _ in hits:  # best first; archived duplicates defer to the copy they point at
         memory = rows.get(pk)
@@ -105,10 +116,18 @@ def _vector_for(medoid: Episode, text: str):
 
 def _create(prototype: Prototype, medoid: Episode, text: str, vector, now: datetime) -> Memory:
     memory = Memory.objects.create(
-        type=MemoryType.FACT, content=text, normalized_hash=normalized_hash(text), scope=prototype.scope,
-        scope_kind=prototype.scope.partition(":")[0], origin=Memory.Origin.CONSOLIDATED,
-        salience=INITIAL_SALIENCE, prototype=prototype, source_session_id=medoid.session_id,
-        source_event_id=medoid.first_event_id, occurred_at=medoid.occurred_at, created_at=now,
+        type=MemoryType.FACT,
+        content=text,
+        normalized_hash=normalized_hash(text),
+        scope=prototype.scope,
+        scope_kind=prototype.scope.partition(":")[0],
+        origin=Memory.Origin.CONSOLIDATED,
+        salience=INITIAL_SALIENCE,
+        prototype=prototype,
+        source_session_id=medoid.session_id,
+        source_event_id=medoid.first_event_id,
+        occurred_at=medoid.occurred_at,
+        created_at=now,
         embedding=None if vector is None else embeddings.to_blob(vector),
         embedded_at=None if vector is None else now,
         provenance={"prototype_id": prototype.public_id, "medoid_episode_id": medoid.public_id},
@@ -121,20 +140,38 @@ def _create(prototype: Prototype, medoid: Episode, text: str, vector, now: datet
 
 def _support_members(memory: Memory, members, now: datetime) -> int:
     """One consolidated_member Support per member episode, naming its first event and session."""
-    linked = set(Support.objects.filter(memory=memory, kind=Support.Kind.CONSOLIDATED_MEMBER)
-                 .values_list("episode_id", flat=True))
-    fresh = [Support(memory=memory, kind=Support.Kind.CONSOLIDATED_MEMBER, episode_id=e.pk,
-                     event_id=e.first_event_id, session_id=e.session_id, scope=e.scope, created_at=now)
-             for e in members.order_by("pk") if e.pk not in linked]
+    linked = set(
+        Support.objects.filter(memory=memory, kind=Support.Kind.CONSOLIDATED_MEMBER).values_list(
+            "episode_id", flat=True
+        )
+    )
+    fresh = [
+        Support(
+            memory=memory,
+            kind=Support.Kind.CONSOLIDATED_MEMBER,
+            episode_id=e.pk,
+            event_id=e.first_event_id,
+            session_id=e.session_id,
+            scope=e.scope,
+            created_at=now,
+        )
+        for e in members.order_by("pk")
+        if e.pk not in linked
+    ]
     Support.objects.bulk_create(fresh)
     return len(fresh)
 
 
 def _link_new_members(scope: str | None, now: datetime) -> int:
     """Episodes that joined an already consolidated prototype become evidence for its memory."""
-    supported = Support.objects.filter(memory_id=OuterRef("prototype__memory_id"), episode_id=OuterRef("pk"),
-                                       kind=Support.Kind.CONSOLIDATED_MEMBER)
-    unlinked = Episode.objects.filter(prototype__memory__status__in=LINKABLE).exclude(Exists(supported))
+    supported = Support.objects.filter(
+        memory_id=OuterRef("prototype__memory_id"),
+        episode_id=OuterRef("pk"),
+        kind=Support.Kind.CONSOLIDATED_MEMBER,
+    )
+    unlinked = Episode.objects.filter(prototype__memory__status__in=LINKABLE).exclude(
+        Exists(supported)
+    )
     unlinked = scoped(unlinked, scope)
     by_memory: dict[int, list[int]] = {}
     for pk, memory_id in unlinked.order_by("pk").values_list("pk", "prototype__memory_id"):
@@ -143,5 +180,7 @@ def _link_new_members(scope: str | None, now: datetime) -> int:
     for memory_id, episode_ids in sorted(by_memory.items()):
         for chunk in chunks(episode_ids):
             with transaction.atomic():
-                added += _support_members(Memory(pk=memory_id), Episode.objects.filter(pk__in=chunk), now)
+                added += _support_members(
+                    Memory(pk=memory_id), Episode.objects.filter(pk__in=chunk), now
+                )
     return added

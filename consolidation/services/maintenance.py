@@ -17,25 +17,35 @@ from memory.services.reinforcement import Applied, reinforce_target
 from memory.services.sessions import session_reap_idle
 
 
-def feedback_reinforce(*, now: datetime, scope: str | None = None, since: datetime | None = None) -> dict[str, int]:
+def feedback_reinforce(
+    *, now: datetime, scope: str | None = None, since: datetime | None = None
+) -> dict[str, int]:
     """Apply §8.2 to every (retrieval, memory) whose latest accepted row is not yet in the ledger.
 
     Live feedback is applied in its own transaction, so this normally finds nothing; it catches
     rows written by other paths (imports, a crash between append and apply)."""
-    accepted = scoped(FeedbackEvent.objects.filter(status=FeedbackEvent.Status.ACCEPTED, target_kind="memory"),
-                      scope, "retrieval__scope")
+    accepted = scoped(
+        FeedbackEvent.objects.filter(status=FeedbackEvent.Status.ACCEPTED, target_kind="memory"),
+        scope,
+        "retrieval__scope",
+    )
     if since is not None:
         accepted = accepted.filter(created_at__gte=since)
     retrievals = sorted(set(accepted.values_list("retrieval_id", flat=True)))
     applied = Applied()
     for chunk in chunks(retrievals):
         latest: dict[tuple[str, str], FeedbackEvent] = {}
-        rows = FeedbackEvent.objects.filter(retrieval_id__in=chunk, status=FeedbackEvent.Status.ACCEPTED,
-                                            target_kind="memory").order_by("created_at", "pk")
+        rows = FeedbackEvent.objects.filter(
+            retrieval_id__in=chunk, status=FeedbackEvent.Status.ACCEPTED, target_kind="memory"
+        ).order_by("created_at", "pk")
         for row in rows:
             latest[(row.retrieval_id, row.target_id)] = row
-        ledger = dict(((r, t), e) for r, t, e in LearningApplication.objects.filter(
-            retrieval_id__in=chunk, target_kind="memory").values_list("retrieval_id", "target_id", "applied_event_id"))
+        ledger = dict(
+            ((r, t), e)
+            for r, t, e in LearningApplication.objects.filter(
+                retrieval_id__in=chunk, target_kind="memory"
+            ).values_list("retrieval_id", "target_id", "applied_event_id")
+        )
         for key, row in sorted(latest.items()):
             if ledger.get(key) != row.pk:
                 with transaction.atomic():
@@ -43,22 +53,35 @@ def feedback_reinforce(*, now: datetime, scope: str | None = None, since: dateti
     return applied.as_dict()
 
 
-def duplicates_archive(*, now: datetime, scope: str | None = None, since: datetime | None = None) -> dict[str, int]:
+def duplicates_archive(
+    *, now: datetime, scope: str | None = None, since: datetime | None = None
+) -> dict[str, int]:
     """Same (scope, normalized_hash) among active memories: keep the oldest, archive the others.
 
     The partial unique index on active (scope, hash) keeps new data from ever needing this; it is
     here for rows that reached the database another way (older schemas, bulk loads)."""
-    groups = (scoped(Memory.objects.filter(status=Memory.Status.ACTIVE), scope)
-              .values("scope", "normalized_hash").annotate(n=Count("pk")).filter(n__gt=1)
-              .order_by("scope", "normalized_hash"))
+    groups = (
+        scoped(Memory.objects.filter(status=Memory.Status.ACTIVE), scope)
+        .values("scope", "normalized_hash")
+        .annotate(n=Count("pk"))
+        .filter(n__gt=1)
+        .order_by("scope", "normalized_hash")
+    )
     archived = moved = 0
     for group in groups:
-        keeper, *others = Memory.objects.filter(status=Memory.Status.ACTIVE, scope=group["scope"],
-                                                normalized_hash=group["normalized_hash"]).order_by("created_at", "pk")
+        keeper, *others = Memory.objects.filter(
+            status=Memory.Status.ACTIVE,
+            scope=group["scope"],
+            normalized_hash=group["normalized_hash"],
+        ).order_by("created_at", "pk")
         for duplicate in others:
             with transaction.atomic():
-                if Memory.objects.filter(pk=duplicate.pk, status=Memory.Status.ACTIVE).update(
-                        status=Memory.Status.ARCHIVED, duplicate_of=keeper) != 1:
+                if (
+                    Memory.objects.filter(pk=duplicate.pk, status=Memory.Status.ACTIVE).update(
+                        status=Memory.Status.ARCHIVED, duplicate_of=keeper
+                    )
+                    != 1
+                ):
                     continue
                 moved += Support.objects.filter(memory=duplicate).update(memory=keeper)
                 Prototype.objects.filter(memory=duplicate).update(memory=keeper)
@@ -66,6 +89,8 @@ def duplicates_archive(*, now: datetime, scope: str | None = None, since: dateti
     return {"archived": archived, "supports_moved": moved}
 
 
-def sessions_reap(*, now: datetime, scope: str | None = None, since: datetime | None = None) -> dict[str, int]:
+def sessions_reap(
+    *, now: datetime, scope: str | None = None, since: datetime | None = None
+) -> dict[str, int]:
     """Idle open sessions closed through the commit path; nothing when the timeout is <= 0."""
     return {"reaped": len(session_reap_idle(now=now))}

@@ -34,11 +34,18 @@ BY_NAME = {spec.name: spec for spec in ALL_PASSES}
 
 
 def passes_run(
-    *, specs: tuple[PassSpec, ...], scope: str | None, triggered_by: str,
-    requested_at: datetime | None = None, now: datetime | None = None, wait: bool = True,
+    *,
+    specs: tuple[PassSpec, ...],
+    scope: str | None,
+    triggered_by: str,
+    requested_at: datetime | None = None,
+    now: datetime | None = None,
+    wait: bool = True,
 ) -> list[PassResult]:
     """Run the passes in order. wait=True (commands) waits out a busy lease; wait=False (tasks)
     reports `busy` at once so the task can retry later instead of blocking a worker slot."""
     run = pass_run_waiting if wait else pass_run
-    return [run(spec=spec, scope=scope, triggered_by=triggered_by, requested_at=requested_at, now=now)
-            for spec in specs]
+    return [
+        run(spec=spec, scope=scope, triggered_by=triggered_by, requested_at=requested_at, now=now)
+        for spec in specs
+    ]

@@ -41,34 +41,56 @@ def stage_for(evidence: Evidence, active_scopes: int) -> int:
     breadth = len(evidence.scopes) / active
     for stage, min_scopes, min_breadth, min_sessions in STAGES:
         bonus = evidence.kind_bonus if stage >= 2 else 0
-        if (len(evidence.scopes) >= min(min_scopes, active) and breadth >= min_breadth
-                and len(evidence.sessions) + bonus >= min_sessions):
+        if (
+            len(evidence.scopes) >= min(min_scopes, active)
+            and breadth >= min_breadth
+            and len(evidence.sessions) + bonus >= min_sessions
+        ):
             return stage
     return 0
 
 
 def _candidates(since: datetime | None) -> list[int]:
     supports = Support.objects.filter(kind__in=EVIDENCE_SUPPORTS)
-    used = FeedbackEvent.objects.filter(status=FeedbackEvent.Status.ACCEPTED, target_kind="memory", assessment="used")
+    used = FeedbackEvent.objects.filter(
+        status=FeedbackEvent.Status.ACCEPTED, target_kind="memory", assessment="used"
+    )
     if since is not None:
         supports, used = supports.filter(created_at__gte=since), used.filter(created_at__gte=since)
     ids = set(supports.values_list("memory_id", flat=True))
-    ids |= {pk for pk in (memory_pk(t) for t in used.values_list("target_id", flat=True).distinct()) if pk}
+    ids |= {
+        pk
+        for pk in (memory_pk(t) for t in used.values_list("target_id", flat=True).distinct())
+        if pk
+    }
     return sorted(ids)
 
 
 def _evidence(memories: list[Memory]) -> dict[int, Evidence]:
-    found = {m.pk: Evidence({m.scope}, {m.source_session_id} if m.source_session_id else set()) for m in memories}
+    found = {
+        m.pk: Evidence({m.scope}, {m.source_session_id} if m.source_session_id else set())
+        for m in memories
+    }
     for memory_id, scope, session_id in Support.objects.filter(
-            memory_id__in=list(found), kind__in=EVIDENCE_SUPPORTS).values_list("memory_id", "scope", "session_id"):
+        memory_id__in=list(found), kind__in=EVIDENCE_SUPPORTS
+    ).values_list("memory_id", "scope", "session_id"):
         found[memory_id].scopes.add(scope)
         if session_id:
             found[memory_id].sessions.add(session_id)
     latest: dict[tuple[str, str], tuple[str, str, str, str]] = {}
-    rows = FeedbackEvent.objects.filter(status=FeedbackEvent.Status.ACCEPTED, target_kind="memory",
-                                        target_id__in=[memory_ref(pk) for pk in found]).order_by("created_at", "pk")
+    rows = FeedbackEvent.objects.filter(
+        status=FeedbackEvent.Status.ACCEPTED,
+        target_kind="memory",
+        target_id__in=[memory_ref(pk) for pk in found],
+    ).order_by("created_at", "pk")
     for retrieval_id, target_id, assessment, effect, scope, session_id in rows.values_list(
-            "retrieval_id", "target_id", "assessment", "effect", "retrieval__scope", "retrieval__session_id"):
+        "retrieval_id",
+        "target_id",
+        "assessment",
+        "effect",
+        "retrieval__scope",
+        "retrieval__session_id",
+    ):
         latest[(retrieval_id, target_id)] = (assessment, effect, scope, session_id)
     for (_, target_id), (assessment, effect, scope, session_id) in latest.items():
         if assessment == "used" and effect != "harmed":
@@ -77,19 +99,37 @@ def _evidence(memories: list[Memory]) -> dict[int, Evidence]:
     return found
 
 
-def generalization_promote(*, now: datetime, scope: str | None = None, since: datetime | None = None) -> dict[str, int]:
-    active_scopes = Session.objects.filter(last_activity_at__gte=now - ACTIVE_WINDOW).values("scope").distinct().count()
-    counts = {"promoted": 0, "stage_1": 0, "stage_2": 0, "stage_3": 0, "full_sweep": int(since is None)}
+def generalization_promote(
+    *, now: datetime, scope: str | None = None, since: datetime | None = None
+) -> dict[str, int]:
+    active_scopes = (
+        Session.objects.filter(last_activity_at__gte=now - ACTIVE_WINDOW)
+        .values("scope")
+        .distinct()
+        .count()
+    )
+    counts = {
+        "promoted": 0,
+        "stage_1": 0,
+        "stage_2": 0,
+        "stage_3": 0,
+        "full_sweep": int(since is None),
+    }
     for chunk in chunks(_candidates(since), 400):
-        memories = list(Memory.objects.filter(pk__in=chunk, status=Memory.Status.ACTIVE, generalization_stage__lt=3))
+        memories = list(
+            Memory.objects.filter(
+                pk__in=chunk, status=Memory.Status.ACTIVE, generalization_stage__lt=3
+            )
+        )
         evidence = _evidence(memories)
         for memory in memories:
             stage = stage_for(evidence[memory.pk], active_scopes)
             if stage <= memory.generalization_stage:
                 continue
             with transaction.atomic():
-                raised = Memory.objects.filter(Q(generalization_stage__lt=stage), pk=memory.pk,
-                                               status=Memory.Status.ACTIVE).update(generalization_stage=stage)
+                raised = Memory.objects.filter(
+                    Q(generalization_stage__lt=stage), pk=memory.pk, status=Memory.Status.ACTIVE
+                ).update(generalization_stage=stage)
             if raised:
                 counts["promoted"] += 1
                 counts[f"stage_{stage}"] += 1

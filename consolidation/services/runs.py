@@ -37,7 +37,9 @@ Status = Literal["succeeded", "failed", "covered", "busy"]
 
 
 class PassBody(Protocol):
-    def __call__(self, *, now: datetime, scope: str | None, since: datetime | None) -> dict[str, int]: ...
+    def __call__(
+        self, *, now: datetime, scope: str | None, since: datetime | None
+    ) -> dict[str, int]: ...
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,14 @@ class PassResult:
     error: str = ""
 
     def as_dict(self) -> dict[str, object]:
-        return {"name": self.name, "status": self.status, "counts": self.counts,
-                "seconds": round(self.seconds, 3), "worker_run_id": self.run_id, "error": self.error}
+        return {
+            "name": self.name,
+            "status": self.status,
+            "counts": self.counts,
+            "seconds": round(self.seconds, 3),
+            "worker_run_id": self.run_id,
+            "error": self.error,
+        }
 
 
 def default_holder() -> str:
@@ -73,11 +81,15 @@ def lock_claim(*, name: str, holder: str, now: datetime) -> bool:
     free = Q(expires_at__isnull=True) | Q(expires_at__lt=now)
     with transaction.atomic():
         expired_holder = PassLock.objects.filter(free, name=name).exclude(holder="").exists()
-        claimed = PassLock.objects.filter(free, name=name).update(holder=holder, expires_at=now + LEASE)
+        claimed = PassLock.objects.filter(free, name=name).update(
+            holder=holder, expires_at=now + LEASE
+        )
         if claimed == 1 and expired_holder:
             # The previous holder died mid-pass: its run row would otherwise say "running" forever.
             WorkerRun.objects.filter(pass_name=name, status=WorkerRun.Status.RUNNING).update(
-                status=WorkerRun.Status.FAILED, finished_at=now, error="lease expired before the run finished"
+                status=WorkerRun.Status.FAILED,
+                finished_at=now,
+                error="lease expired before the run finished",
             )
     return claimed == 1
 
@@ -93,15 +105,21 @@ def _same_or_wider(scope: str | None) -> Q:
 
 def _covered(name: str, scope: str | None, requested_at: datetime) -> bool:
     return WorkerRun.objects.filter(
-        _same_or_wider(scope), pass_name=name, status=WorkerRun.Status.SUCCEEDED,
+        _same_or_wider(scope),
+        pass_name=name,
+        status=WorkerRun.Status.SUCCEEDED,
         started_at__gte=requested_at,
     ).exists()
 
 
 def _since(spec: PassSpec, scope: str | None, now: datetime) -> datetime | None:
-    done = WorkerRun.objects.filter(_same_or_wider(scope), pass_name=spec.name, status=WorkerRun.Status.SUCCEEDED)
+    done = WorkerRun.objects.filter(
+        _same_or_wider(scope), pass_name=spec.name, status=WorkerRun.Status.SUCCEEDED
+    )
     if spec.full_sweep_every is not None:
-        recent_sweep = done.filter(counts__full_sweep=1, started_at__gte=now - spec.full_sweep_every)
+        recent_sweep = done.filter(
+            counts__full_sweep=1, started_at__gte=now - spec.full_sweep_every
+        )
         if not recent_sweep.exists():
             return None
     last = done.order_by("-started_at").values_list("started_at", flat=True).first()
@@ -109,8 +127,13 @@ def _since(spec: PassSpec, scope: str | None, now: datetime) -> datetime | None:
 
 
 def pass_run(
-    *, spec: PassSpec, scope: str | None, triggered_by: str, requested_at: datetime | None = None,
-    now: datetime | None = None, holder: str | None = None,
+    *,
+    spec: PassSpec,
+    scope: str | None,
+    triggered_by: str,
+    requested_at: datetime | None = None,
+    now: datetime | None = None,
+    holder: str | None = None,
 ) -> PassResult:
     """Run one pass under its lease. `requested_at`: skip if a run started since then already
     did this work (None: always run). `now`: the pass's logical time (default: the wall clock)."""
@@ -126,33 +149,47 @@ def pass_run(
         lock_release(name=spec.name, holder=holder)
 
 
-def _execute(spec: PassSpec, scope: str | None, triggered_by: str, wall: datetime, now: datetime) -> PassResult:
+def _execute(
+    spec: PassSpec, scope: str | None, triggered_by: str, wall: datetime, now: datetime
+) -> PassResult:
     since = _since(spec, scope, wall)
-    run = WorkerRun.objects.create(pass_name=spec.name, triggered_by=triggered_by, scope=scope or "",
-                                   started_at=wall)
+    run = WorkerRun.objects.create(
+        pass_name=spec.name, triggered_by=triggered_by, scope=scope or "", started_at=wall
+    )
     started = time.perf_counter()
     try:
         counts = spec.body(now=now, scope=scope, since=since)
     except Exception as exc:  # recorded on the run row; the caller decides whether to go on
         log.exception("pass %s failed", spec.name)
         error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        WorkerRun.objects.filter(pk=run.pk).update(status=WorkerRun.Status.FAILED, finished_at=timezone.now(),
-                                                   error=error[:4000])
-        return PassResult(spec.name, "failed", seconds=time.perf_counter() - started, run_id=run.pk, error=error)
-    WorkerRun.objects.filter(pk=run.pk).update(status=WorkerRun.Status.SUCCEEDED, finished_at=timezone.now(),
-                                               counts=counts)
+        WorkerRun.objects.filter(pk=run.pk).update(
+            status=WorkerRun.Status.FAILED, finished_at=timezone.now(), error=error[:4000]
+        )
+        return PassResult(
+            spec.name, "failed", seconds=time.perf_counter() - started, run_id=run.pk, error=error
+        )
+    WorkerRun.objects.filter(pk=run.pk).update(
+        status=WorkerRun.Status.SUCCEEDED, finished_at=timezone.now(), counts=counts
+    )
     return PassResult(spec.name, "succeeded", counts, time.perf_counter() - started, run.pk)
 
 
 def pass_run_waiting(
-    *, spec: PassSpec, scope: str | None, triggered_by: str, requested_at: datetime | None = None,
-    now: datetime | None = None, timeout: float = LEASE.total_seconds(),
+    *,
+    spec: PassSpec,
+    scope: str | None,
+    triggered_by: str,
+    requested_at: datetime | None = None,
+    now: datetime | None = None,
+    timeout: float = LEASE.total_seconds(),
     sleep: Callable[[float], None] = time.sleep,
 ) -> PassResult:
     """pass_run, waiting out a busy lease (then usually finding the work covered)."""
     deadline = time.monotonic() + timeout
     while True:
-        result = pass_run(spec=spec, scope=scope, triggered_by=triggered_by, requested_at=requested_at, now=now)
+        result = pass_run(
+            spec=spec, scope=scope, triggered_by=triggered_by, requested_at=requested_at, now=now
+        )
         if result.status != "busy" or time.monotonic() >= deadline:
             return result
         sleep(WAIT_POLL_SECONDS)

@@ -27,7 +27,7 @@ def _send(scope: str) -> None:
     kwargs = {"scope": scope, "triggered_by": "commit", "requested_at": timezone.now().isoformat()}
     try:
         if app.conf.task_always_eager:  # SLOWAVE_TASKS_INLINE: send_task would ignore it
-            app.loader.import_default_modules()  # registers the autodiscovered tasks, as a worker does
+            app.loader.import_default_modules()  # registers autodiscovered tasks, as a worker does
             app.tasks["consolidation.run_passes"].apply(kwargs=kwargs)
         else:
             app.send_task("consolidation.run_passes", kwargs=kwargs)

@@ -20,10 +20,17 @@ from tests.e2e_support import REPO_ROOT, server_env
 T = TypeVar("T")
 
 
-def manage(home: Path, *args: str, env: Mapping[str, str] | None = None,
-           timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO_ROOT, env=server_env(home, env),
-                          capture_output=True, text=True, timeout=timeout)
+def manage(
+    home: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO_ROOT,
+        env=server_env(home, env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def manage_json(home: Path, *args: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -32,12 +39,20 @@ def manage_json(home: Path, *args: str, env: Mapping[str, str] | None = None) ->
     return json.loads(done.stdout)
 
 
-def spawn_manage(home: Path, *args: str, env: Mapping[str, str] | None = None,
-                 log: Path | None = None) -> subprocess.Popen[str]:
+def spawn_manage(
+    home: Path, *args: str, env: Mapping[str, str] | None = None, log: Path | None = None
+) -> subprocess.Popen[str]:
     """A long-running command (a worker); its output goes to `log` (default: discarded)."""
     sink = log.open("w") if log else subprocess.DEVNULL
-    return subprocess.Popen([sys.executable, "manage.py", *args], cwd=REPO_ROOT, env=server_env(home, env),
-                            stdout=sink, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO_ROOT,
+        env=server_env(home, env),
+        stdout=sink,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def rows(db_path: Path, sql: str, *params: Any) -> list[tuple]:
@@ -61,4 +76,6 @@ def pass_counts(report: dict[str, Any]) -> dict[str, dict[str, int]]:
 
 
 def total_changes(report: dict[str, Any]) -> int:
-    return sum(v for counts in pass_counts(report).values() for k, v in counts.items() if k != "full_sweep")
+    return sum(
+        v for counts in pass_counts(report).values() for k, v in counts.items() if k != "full_sweep"
+    )

@@ -33,42 +33,78 @@ def fresh_scope(name: str = "alpha", kind: str = "project") -> str:
 
 
 def activate(scope: str, task: str, now: datetime | None = None) -> dict[str, Any]:
-    return session_activate(data=ActivateIn(task=task, initial_goal="finish the task", scope=scope),
-                            client=ClientInfo(), now=now or timezone.now())
+    return session_activate(
+        data=ActivateIn(task=task, initial_goal="finish the task", scope=scope),
+        client=ClientInfo(),
+        now=now or timezone.now(),
+    )
 
 
-def remember(scope: str, session_id: str, content: str, now: datetime | None = None, type_: str = "fact") -> int:
-    reply = memory_remember(data=RememberIn(scope=scope, session_id=session_id, content=content, type=type_),
-                            now=now or timezone.now())
+def remember(
+    scope: str, session_id: str, content: str, now: datetime | None = None, type_: str = "fact"
+) -> int:
+    reply = memory_remember(
+        data=RememberIn(scope=scope, session_id=session_id, content=content, type=type_),
+        now=now or timezone.now(),
+    )
     return memory_pk(reply["memory_id"])
 
 
-def feedback_all(reply: dict[str, Any], assessment: str = "irrelevant", now: datetime | None = None,
-                 **entry: Any) -> dict[str, Any]:
-    return feedback_submit(data=FeedbackIn(
-        retrieval_id=reply["retrieval_id"], coverage="complete",
-        memory_feedback=[{"memory_id": m["memory_id"], "assessment": assessment, **entry} for m in reply["memories"]],
-        procedure_feedback=[{"procedure_id": p["procedure_id"], "use": "not_used"} for p in reply["procedures"]],
-    ), now=now or timezone.now())
+def feedback_all(
+    reply: dict[str, Any], assessment: str = "irrelevant", now: datetime | None = None, **entry: Any
+) -> dict[str, Any]:
+    return feedback_submit(
+        data=FeedbackIn(
+            retrieval_id=reply["retrieval_id"],
+            coverage="complete",
+            memory_feedback=[
+                {"memory_id": m["memory_id"], "assessment": assessment, **entry}
+                for m in reply["memories"]
+            ],
+            procedure_feedback=[
+                {"procedure_id": p["procedure_id"], "use": "not_used"} for p in reply["procedures"]
+            ],
+        ),
+        now=now or timezone.now(),
+    )
 
 
-def commit(session_id: str, now: datetime | None = None, summary: str = "done",
-           trajectory: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    return session_commit(data=CommitIn(session_id=session_id, final_goal="finish the task", outcome="success",
-                                        outcome_summary=summary, verification=VERIFIED, trajectory=trajectory),
-                          now=now or timezone.now())
+def commit(
+    session_id: str,
+    now: datetime | None = None,
+    summary: str = "done",
+    trajectory: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    return session_commit(
+        data=CommitIn(
+            session_id=session_id,
+            final_goal="finish the task",
+            outcome="success",
+            outcome_summary=summary,
+            verification=VERIFIED,
+            trajectory=trajectory,
+        ),
+        now=now or timezone.now(),
+    )
 
 
-def import_sessions(scope: str, sessions: list[list[tuple[str, str]]], now: datetime | None = None) -> list[str]:
+def import_sessions(
+    scope: str, sessions: list[list[tuple[str, str]]], now: datetime | None = None
+) -> list[str]:
     """One imported (ended, episodes formed) session per list of (role, content) turns."""
     keys = [uuid.uuid4().hex[:12] for _ in sessions]
-    lines = [json.dumps({"session_key": key, "role": role, "content": content})
-             for key, turns in zip(keys, sessions) for role, content in turns]
+    lines = [
+        json.dumps({"session_key": key, "role": role, "content": content})
+        for key, turns in zip(keys, sessions, strict=True)
+        for role, content in turns
+    ]
     report = transcripts_import(lines=lines, scope=scope, now=now or timezone.now())
     return [row["session_id"] for row in report["sessions_created"]]
 
 
-def run_consolidation(scope: str | None = None, now: datetime | None = None) -> dict[str, PassResult]:
+def run_consolidation(
+    scope: str | None = None, now: datetime | None = None
+) -> dict[str, PassResult]:
     results = passes_run(specs=CONSOLIDATION_PASSES, scope=scope, triggered_by="test", now=now)
     assert all(r.status == "succeeded" for r in results), [r.as_dict() for r in results]
     return {r.name: r for r in results}

@@ -23,5 +23,7 @@ def test_it_draws_topics_of_near_duplicates_and_unrelated_loners():
 
     vectors = synthetic_vectors(200, np.random.default_rng(1))
     sims = vectors @ vectors.T
-    assert vectors.shape == (200, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors.shape == (200, 384) and np.allclose(
+        np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5
+    )
     assert (sims > 0.75).sum() > 200 * 3  # each topic member has several close neighbours

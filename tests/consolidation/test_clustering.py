@@ -44,7 +44,9 @@ def test_it_clusters_by_cosine_distance_with_singletons_and_canonical_order():
 def test_it_is_deterministic_for_the_same_data():
     rng = np.random.default_rng(7)
     centres = rng.normal(size=(5, 16))
-    vectors = clustering.normalise(np.repeat(centres, 20, axis=0) + rng.normal(scale=0.15, size=(100, 16)))
+    vectors = clustering.normalise(
+        np.repeat(centres, 20, axis=0) + rng.normal(scale=0.15, size=(100, 16))
+    )
     first, second = clustering.cluster(vectors), clustering.cluster(vectors.copy())
     assert first == second and len(first) == 5
 

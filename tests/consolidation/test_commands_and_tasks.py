@@ -28,7 +28,10 @@ def _call(*args: str) -> str:
 
 def test_it_prints_what_every_pass_did_once():
     text = _call("worker", "--once")
-    assert [line.split()[:2] for line in text.splitlines()][0] == ["form_pending_episodes", "succeeded"]
+    assert [line.split()[:2] for line in text.splitlines()][0] == [
+        "form_pending_episodes",
+        "succeeded",
+    ]
     assert len(text.splitlines()) == 10 and "reaped=0" in text
     report = json.loads(_call("worker", "--once", "--json"))
     assert report["ok"] is True and len(report["passes"]) == 10
@@ -36,7 +39,9 @@ def test_it_prints_what_every_pass_did_once():
 
 def test_it_consolidates_only_the_scope_asked_for():
     scope, other = fresh_scope(), fresh_scope("other")
-    turns = [[("user", "Where do the nightly backups go?"), ("assistant", "To the cold storage bucket.")]]
+    turns = [
+        [("user", "Where do the nightly backups go?"), ("assistant", "To the cold storage bucket.")]
+    ]
     import_sessions(scope, turns)
     import_sessions(other, turns)
     report = json.loads(_call("consolidate", "--scope", scope, "--json"))
@@ -65,12 +70,16 @@ def test_it_previews_decay_without_writing_then_applies_it():
     assert Memory.objects.get(pk=pk).last_decayed_at is None
     applied = json.loads(_call("decay", "--now", later, "--json"))
     assert applied["passes"][0]["counts"] == {"decayed": 1}
-    assert json.loads(_call("decay", "--now", later, "--json"))["passes"][0]["counts"] == {"decayed": 0}
+    assert json.loads(_call("decay", "--now", later, "--json"))["passes"][0]["counts"] == {
+        "decayed": 0
+    }
     with pytest.raises(CommandError, match="UTC offset"):
         _call("decay", "--now", "2026-01-01T00:00:00")
 
 
-def test_it_runs_a_commits_follow_up_inline_when_tasks_are_eager(django_capture_on_commit_callbacks):
+def test_it_runs_a_commits_follow_up_inline_when_tasks_are_eager(
+    django_capture_on_commit_callbacks,
+):
     scope = fresh_scope()
     opened = activate(scope, "Record the release day")
     remember(scope, opened["session_id"], "Releases go out on Tuesdays")
@@ -88,7 +97,9 @@ def test_it_schedules_passes_decay_and_the_reaper():
     schedule = beat_schedule()
     assert schedule["consolidate"]["task"] == "consolidation.run_passes"
     assert schedule["consolidate"]["schedule"] == 300.0
-    assert schedule["decay"]["schedule"].hour == {3} and schedule["decay"]["schedule"].minute == {15}
+    assert schedule["decay"]["schedule"].hour == {3} and schedule["decay"]["schedule"].minute == {
+        15
+    }
     assert schedule["reap"]["task"] == "consolidation.reap_sessions"
     with override_settings(SLOWAVE_SESSION_IDLE_TIMEOUT=0):
         assert "reap" not in beat_schedule()
@@ -96,5 +107,6 @@ def test_it_schedules_passes_decay_and_the_reaper():
     assert conf["broker_url"] == "filesystem://" and conf["result_backend"].startswith("file://")
     assert conf["broker_transport_options"]["polling_interval"] == 0.1
     with override_settings(SLOWAVE_BROKER_URL="redis://127.0.0.1:6379/0"):
-        assert "broker_url" not in celery_settings() and beat_schedule()["consolidate"]["kwargs"] == {
-            "triggered_by": "beat"}
+        assert "broker_url" not in celery_settings() and beat_schedule()["consolidate"][
+            "kwargs"
+        ] == {"triggered_by": "beat"}

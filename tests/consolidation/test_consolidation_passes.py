@@ -9,23 +9,39 @@ from consolidation.services.consolidated import clip_at_sentence
 from memory.models import Episode, Memory, Prototype, Support
 from memory.services.forgetting import memory_forget
 from tests.consolidation.support import (
-    activate, changes, commit, feedback_all, fresh_scope, import_sessions, remember, run_consolidation,
+    activate,
+    changes,
+    commit,
+    feedback_all,
+    fresh_scope,
+    import_sessions,
+    remember,
+    run_consolidation,
 )
 
 pytestmark = pytest.mark.django_db
 
 TURNS = [
-    [("user", "How do I rotate the staging database credentials?"),
-     ("assistant", "Run the rotate-creds job in the ops console, then restart the API pods.")],
-    [("user", "How can I rotate the staging database credentials?"),
-     ("assistant", "Run the rotate-creds job from the ops console and restart the API pods.")],
-    [("user", "How do I rotate staging database credentials?"),
-     ("assistant", "Run the rotate-creds job in the ops console, then restart all API pods.")],
+    [
+        ("user", "How do I rotate the staging database credentials?"),
+        ("assistant", "Run the rotate-creds job in the ops console, then restart the API pods."),
+    ],
+    [
+        ("user", "How can I rotate the staging database credentials?"),
+        ("assistant", "Run the rotate-creds job from the ops console and restart the API pods."),
+    ],
+    [
+        ("user", "How do I rotate staging database credentials?"),
+        ("assistant", "Run the rotate-creds job in the ops console, then restart all API pods."),
+    ],
 ]
 
 # Distinct outcomes: identical outcome summaries would themselves recur and be consolidated.
-SUMMARIES = ["Release notes drafted for the billing team", "Migrated the cron jobs to the new scheduler",
-             "Fixed the flaky login test in CI"]
+SUMMARIES = [
+    "Release notes drafted for the billing team",
+    "Migrated the cron jobs to the new scheduler",
+    "Fixed the flaky login test in CI",
+]
 
 
 def test_it_makes_one_consolidated_memory_from_three_similar_sessions():
@@ -36,13 +52,22 @@ def test_it_makes_one_consolidated_memory_from_three_similar_sessions():
     assert results["consolidate_schemas"].counts["created"] == 1
     (memory,) = Memory.objects.filter(scope=scope)
     prototype = Prototype.objects.get(scope=scope)
-    assert (memory.origin, memory.type, memory.salience, memory.prototype_id) == ("consolidated", "fact", 1.0, prototype.pk)
-    assert prototype.memory_id == memory.pk and (prototype.support_count, prototype.session_count) == (3, 3)
+    assert (memory.origin, memory.type, memory.salience, memory.prototype_id) == (
+        "consolidated",
+        "fact",
+        1.0,
+        prototype.pk,
+    )
+    assert prototype.memory_id == memory.pk and (
+        prototype.support_count,
+        prototype.session_count,
+    ) == (3, 3)
     assert memory.content == prototype.medoid_episode.content and memory.embedded_at is not None
     members = list(Episode.objects.filter(prototype=prototype).order_by("pk"))
     links = Support.objects.filter(memory=memory, kind="consolidated_member").order_by("episode_id")
     assert [(s.episode_id, s.event_id, s.session_id) for s in links] == [
-        (e.pk, e.first_event_id, e.session_id) for e in members]
+        (e.pk, e.first_event_id, e.session_id) for e in members
+    ]
     assert {e.session_id for e in members} == set(sessions)
 
 
@@ -58,12 +83,26 @@ def test_it_links_members_that_join_later_without_a_new_memory():
     scope = fresh_scope()
     import_sessions(scope, TURNS)
     run_consolidation(scope)
-    import_sessions(scope, [[("user", "Rotate the staging database credentials: how?"),
-                             ("assistant", "Run the rotate-creds job in the ops console, then restart the API pods.")]])
+    import_sessions(
+        scope,
+        [
+            [
+                ("user", "Rotate the staging database credentials: how?"),
+                (
+                    "assistant",
+                    "Run the rotate-creds job in the ops console, then restart the API pods.",
+                ),
+            ]
+        ],
+    )
     results = run_consolidation(scope)
     assert results["cluster_prototypes"].counts["assigned"] == 1
-    assert results["consolidate_schemas"].counts == {"created": 0, "linked": 0, "skipped_forgotten": 0,
-                                                     "members_linked": 1}
+    assert results["consolidate_schemas"].counts == {
+        "created": 0,
+        "linked": 0,
+        "skipped_forgotten": 0,
+        "members_linked": 1,
+    }
     assert Memory.objects.filter(scope=scope).count() == 1
 
 

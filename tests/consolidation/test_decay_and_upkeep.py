@@ -68,7 +68,11 @@ def test_it_reaps_idle_sessions_as_a_pass():
     assert run_pass("reap_sessions", now=timezone.now() + timedelta(seconds=2)) == {"reaped": 1}
     session = Session.objects.get(pk=opened["session_id"])
     assert (session.status, session.ended_by, session.outcome, session.episodes_state) == (
-        "ended", "reaper", "unknown", "formed")
+        "ended",
+        "reaper",
+        "unknown",
+        "formed",
+    )
     assert run_pass("reap_sessions", now=timezone.now() + timedelta(seconds=2)) == {"reaped": 0}
 
 
@@ -85,12 +89,19 @@ def test_it_archives_exact_duplicates_keeping_the_oldest():
     first = remember(scope, opened["session_id"], FACT)
     commit(opened["session_id"])
     # The partial unique index keeps live writes from duplicating; rows loaded without it can.
-    # Dropping it here is undone when the test's transaction rolls back (SQLite DDL is transactional).
+    # Dropping it here is undone when the test's transaction rolls back (SQLite DDL is
+    # transactional).
     with connection.cursor() as cursor:
         cursor.execute("DROP INDEX memory_unique_active_hash")
     original = Memory.objects.get(pk=first)
-    copy = Memory.objects.create(type="fact", content=FACT.upper(), normalized_hash=original.normalized_hash,
-                                 scope=scope, scope_kind="project", created_at=original.created_at + timedelta(seconds=1))
+    copy = Memory.objects.create(
+        type="fact",
+        content=FACT.upper(),
+        normalized_hash=original.normalized_hash,
+        scope=scope,
+        scope_kind="project",
+        created_at=original.created_at + timedelta(seconds=1),
+    )
     Support.objects.create(memory=copy, kind="repeat", scope=scope, created_at=copy.created_at)
     assert run_pass("archive_duplicates", scope) == {"archived": 1, "supports_moved": 1}
     copy.refresh_from_db()

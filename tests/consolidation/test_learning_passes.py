@@ -7,7 +7,14 @@ import pytest
 from consolidation.services.promotion import Evidence, stage_for
 from memory.models import Association, LearningApplication, Memory
 from tests.consolidation.support import (
-    activate, changes, commit, feedback_all, fresh_scope, remember, run_pass, salience,
+    activate,
+    changes,
+    commit,
+    feedback_all,
+    fresh_scope,
+    remember,
+    run_pass,
+    salience,
 )
 
 pytestmark = pytest.mark.django_db
@@ -81,20 +88,37 @@ def test_it_keeps_reinforced_salience_within_bounds():
     Memory.objects.filter(pk=pk).update(salience=19.9)
     feedback_all(activate(scope, "Which database holds the billing invoices?"), assessment="used")
     Memory.objects.filter(pk=pk).update(salience=0.2)
-    feedback_all(activate(scope, "Which database holds the billing invoices?"), assessment="used", effect="harmed")
+    feedback_all(
+        activate(scope, "Which database holds the billing invoices?"),
+        assessment="used",
+        effect="harmed",
+    )
     assert salience(pk) == 0.01
 
 
-@pytest.mark.parametrize("scopes, sessions, active, expected", [
-    (["project:a"], 1, 5, 0),
-    (["project:a", "project:b"], 2, 5, 1),
-    (["project:a", "project:b", "project:c"], 3, 5, 1),
-    (["project:a", "project:b", "project:c"], 3, 3, 2),  # scope floor capped at the active count
-    (["project:a", "project:b", "client:c", "project:d"], 2, 5, 2),  # kind bonus lifts sessions to 3
-    ([f"project:{i}" for i in range(8)], 5, 9, 3),
-    ([f"project:{i}" for i in range(8)], 5, 12, 2),  # breadth 0.67: below stage 3's 0.78
-    ([f"project:{i}" for i in range(8)], 5, 20, 1),  # breadth 0.40: below stage 2's 0.55
-])
+@pytest.mark.parametrize(
+    "scopes, sessions, active, expected",
+    [
+        (["project:a"], 1, 5, 0),
+        (["project:a", "project:b"], 2, 5, 1),
+        (["project:a", "project:b", "project:c"], 3, 5, 1),
+        (
+            ["project:a", "project:b", "project:c"],
+            3,
+            3,
+            2,
+        ),  # scope floor capped at the active count
+        (
+            ["project:a", "project:b", "client:c", "project:d"],
+            2,
+            5,
+            2,
+        ),  # kind bonus lifts sessions to 3
+        ([f"project:{i}" for i in range(8)], 5, 9, 3),
+        ([f"project:{i}" for i in range(8)], 5, 12, 2),  # breadth 0.67: below stage 3's 0.78
+        ([f"project:{i}" for i in range(8)], 5, 20, 1),  # breadth 0.40: below stage 2's 0.55
+    ],
+)
 def test_it_computes_stages_from_scopes_breadth_and_sessions(scopes, sessions, active, expected):
     evidence = Evidence(set(scopes), {f"s{i}" for i in range(sessions)})
     assert stage_for(evidence, active) == expected
@@ -108,12 +132,20 @@ def test_it_promotes_a_memory_corroborated_in_two_other_project_scopes():
     stored = []
     for scope in (origin, second, third):
         opened = activate(scope, "Record the deployment policy")
-        stored.append(remember(scope, opened["session_id"], "Production deploys need two approving reviews"))
+        stored.append(
+            remember(scope, opened["session_id"], "Production deploys need two approving reviews")
+        )
         commit(opened["session_id"])
     counts = run_pass("promote_generalization")
     assert Memory.objects.get(pk=stored[0]).generalization_stage == 1
     assert counts["stage_1"] >= 1 and counts["stage_2"] == 0
     assert changes(run_pass("promote_generalization")) == 0
     shown = activate(elsewhere, "How many approving reviews does a production deploy need?")
-    assert [m["memory_id"] for m in shown["memories"]][:1] in ([f"sch_{stored[0]}"], [f"sch_{stored[1]}"])
-    assert activate(client, "How many approving reviews does a production deploy need?")["memories"] == []
+    assert [m["memory_id"] for m in shown["memories"]][:1] in (
+        [f"sch_{stored[0]}"],
+        [f"sch_{stored[1]}"],
+    )
+    assert (
+        activate(client, "How many approving reviews does a production deploy need?")["memories"]
+        == []
+    )

@@ -37,14 +37,23 @@ def test_it_reports_busy_without_running_or_recording():
     calls: list[dict] = []
     lock_claim(name="test_pass", holder="someone else", now=timezone.now())
     result = pass_run(spec=_counting(calls), scope=None, triggered_by="test")
-    assert result.status == "busy" and calls == [] and not WorkerRun.objects.filter(pass_name="test_pass").exists()
+    assert (
+        result.status == "busy"
+        and calls == []
+        and not WorkerRun.objects.filter(pass_name="test_pass").exists()
+    )
 
 
 def test_it_records_a_worker_run_and_releases_the_lease():
     calls: list[dict] = []
     result = pass_run(spec=_counting(calls), scope="project:x", triggered_by="cli")
     run = WorkerRun.objects.get(pk=result.run_id)
-    assert (run.status, run.triggered_by, run.scope, run.counts) == ("succeeded", "cli", "project:x", {"done": 1})
+    assert (run.status, run.triggered_by, run.scope, run.counts) == (
+        "succeeded",
+        "cli",
+        "project:x",
+        {"done": 1},
+    )
     assert run.finished_at is not None and PassLock.objects.get(name="test_pass").holder == ""
     assert calls[0]["since"] is None
 
@@ -53,9 +62,13 @@ def test_it_skips_work_a_later_run_already_covered():
     calls: list[dict] = []
     asked = timezone.now()
     first = pass_run(spec=_counting(calls), scope=None, triggered_by="commit", requested_at=asked)
-    second = pass_run(spec=_counting(calls), scope="project:x", triggered_by="commit", requested_at=asked)
+    second = pass_run(
+        spec=_counting(calls), scope="project:x", triggered_by="commit", requested_at=asked
+    )
     assert (first.status, second.status, len(calls)) == ("succeeded", "covered", 1)
-    third = pass_run(spec=_counting(calls), scope=None, triggered_by="commit", requested_at=timezone.now())
+    third = pass_run(
+        spec=_counting(calls), scope=None, triggered_by="commit", requested_at=timezone.now()
+    )
     assert third.status == "succeeded" and len(calls) == 2
 
 
@@ -72,7 +85,9 @@ def test_it_records_a_failed_pass_and_goes_on_with_the_next():
         raise RuntimeError("disk on fire")
 
     calls: list[dict] = []
-    results = passes_run(specs=(PassSpec("broken_pass", broken), _counting(calls)), scope=None, triggered_by="test")
+    results = passes_run(
+        specs=(PassSpec("broken_pass", broken), _counting(calls)), scope=None, triggered_by="test"
+    )
     assert [r.status for r in results] == ["failed", "succeeded"]
     run = WorkerRun.objects.get(pass_name="broken_pass")
     assert run.status == "failed" and "disk on fire" in run.error
@@ -80,8 +95,12 @@ def test_it_records_a_failed_pass_and_goes_on_with_the_next():
 
 
 def test_it_fails_the_run_of_a_holder_whose_lease_ran_out():
-    stale = WorkerRun.objects.create(pass_name="test_pass", triggered_by="beat", started_at=timezone.now())
-    lock_claim(name="test_pass", holder="crashed", now=timezone.now() - LEASE - timedelta(minutes=1))
+    stale = WorkerRun.objects.create(
+        pass_name="test_pass", triggered_by="beat", started_at=timezone.now()
+    )
+    lock_claim(
+        name="test_pass", holder="crashed", now=timezone.now() - LEASE - timedelta(minutes=1)
+    )
     pass_run(spec=_counting([]), scope=None, triggered_by="test")
     stale.refresh_from_db()
     assert stale.status == "failed" and "lease expired" in stale.error

@@ -35,8 +35,14 @@ def _commit_a_session(mcp: McpClient, scope: str, text: str) -> None:
 
 def _commit_run(db_path: Path) -> list[str]:
     """Passes a commit-triggered run finished, once its last pass (8) is recorded."""
-    done = [name for (name,) in rows(db_path, "SELECT pass_name FROM memory_workerrun WHERE triggered_by = "
-                                     "'commit' AND status = 'succeeded' ORDER BY id")]
+    done = [
+        name
+        for (name,) in rows(
+            db_path,
+            "SELECT pass_name FROM memory_workerrun WHERE triggered_by = "
+            "'commit' AND status = 'succeeded' ORDER BY id",
+        )
+    ]
     return done if "promote_generalization" in done else []
 
 
@@ -46,7 +52,9 @@ def _stop(process: subprocess.Popen, log: Path) -> None:
 
 
 def test_it_runs_a_commits_passes_on_the_embedded_filesystem_worker(tmp_path, monkeypatch):
-    monkeypatch.setenv("SLOWAVE_HOME", str(tmp_path))  # what the child inherits, as under `slowave up`
+    monkeypatch.setenv(
+        "SLOWAVE_HOME", str(tmp_path)
+    )  # what the child inherits, as under `slowave up`
     monkeypatch.setenv("SLOWAVE_EMBEDDER", "hash")
     monkeypatch.delenv("SLOWAVE_BROKER_URL", raising=False)
     with spawn_server(home=tmp_path, env=HASH) as mcp:
@@ -55,7 +63,9 @@ def test_it_runs_a_commits_passes_on_the_embedded_filesystem_worker(tmp_path, mo
             worker = start_embedded_worker(stdout=sink, stderr=subprocess.STDOUT)
         assert worker is not None
         try:
-            _commit_a_session(mcp, fresh_scope(), "Releases are cut from the main branch on Tuesdays")
+            _commit_a_session(
+                mcp, fresh_scope(), "Releases are cut from the main branch on Tuesdays"
+            )
             done = wait_for(lambda: _commit_run(mcp.db_path), timeout=WORKER_WAIT)
         finally:
             _stop(worker, log)
@@ -92,18 +102,34 @@ def test_it_runs_a_commits_passes_on_a_redis_worker_with_beat(tmp_path):
 def test_it_runs_every_pass_exactly_once_with_two_workers_started_together(tmp_path):
     with spawn_server(home=tmp_path, env=HASH) as mcp:
         scope = fresh_scope()
-        for text in ("Deploys need a green build", "Deploys need a green build!", "Deploys need a green build."):
+        for text in (
+            "Deploys need a green build",
+            "Deploys need a green build!",
+            "Deploys need a green build.",
+        ):
             _commit_a_session(mcp, scope, text)
     command = [sys.executable, "manage.py", "worker", "--once", "--json"]
     env = server_env(tmp_path, HASH)
-    workers = [subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True) for _ in range(2)]
+    workers = [
+        subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [w.communicate(timeout=180) for w in workers]
     assert [w.returncode for w in workers] == [0, 0], [err[-2000:] for _, err in outputs]
     reports = [json.loads(out)["passes"] for out, _ in outputs]
     ran = [[p["name"] for p in report if p["status"] == "succeeded"] for report in reports]
     assert sorted(ran[0] + ran[1]) == sorted(spec.name for spec in ALL_PASSES)
     assert all(p["status"] in ("succeeded", "covered") for report in reports for p in report)
-    per_pass = rows(tmp_path / "slowave.sqlite3", "SELECT pass_name, count(*) FROM memory_workerrun GROUP BY pass_name")
+    per_pass = rows(
+        tmp_path / "slowave.sqlite3",
+        "SELECT pass_name, count(*) FROM memory_workerrun GROUP BY pass_name",
+    )
     assert dict(per_pass) == {spec.name: 1 for spec in ALL_PASSES}
     assert os.path.exists(tmp_path / "slowave.sqlite3")

@@ -38,11 +38,15 @@ def report(command: BaseCommand, results: list[PassResult], *, as_json: bool) ->
     """Print what each pass did; raise CommandError (exit 1) if any pass failed."""
     failed = [r for r in results if r.status == "failed"]
     if as_json:
-        command.stdout.write(json.dumps({"ok": not failed, "passes": [r.as_dict() for r in results]}, indent=2))
+        command.stdout.write(
+            json.dumps({"ok": not failed, "passes": [r.as_dict() for r in results]}, indent=2)
+        )
     else:
         width = max((len(r.name) for r in results), default=0)
         for r in results:
-            detail = " ".join(f"{k}={v}" for k, v in r.counts.items()) or NOTES.get(r.status, r.error)
+            detail = " ".join(f"{k}={v}" for k, v in r.counts.items()) or NOTES.get(
+                r.status, r.error
+            )
             command.stdout.write(f"{r.name:<{width}}  {r.status:<9}  {r.seconds:7.2f}s  {detail}")
     if failed:
         raise CommandError("failed: " + "; ".join(f"{r.name}: {r.error}" for r in failed))

@@ -9,13 +9,20 @@ from consolidation.services.passes import CONSOLIDATION_PASSES, passes_run
 
 
 class Command(BaseCommand):
-    help = "Run consolidation passes 1-8 (episodes, embeddings, prototypes, memories, associations, ...) once."
+    help = (
+        "Run consolidation passes 1-8 once (episodes, embeddings, prototypes, memories, "
+        "associations, reinforcement, duplicates, promotion)."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--scope", help="only this scope (kind:id); default every scope")
         parser.add_argument("--json", action="store_true", help="machine-readable output")
 
     def handle(self, *args, **options) -> None:
-        results = passes_run(specs=CONSOLIDATION_PASSES, scope=options["scope"] or None, triggered_by="cli",
-                             requested_at=process_started_at())
+        results = passes_run(
+            specs=CONSOLIDATION_PASSES,
+            scope=options["scope"] or None,
+            triggered_by="cli",
+            requested_at=process_started_at(),
+        )
         report(self, results, as_json=options["json"])

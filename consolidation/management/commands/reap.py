@@ -9,11 +9,15 @@ from consolidation.services.passes import REAPER, passes_run
 
 
 class Command(BaseCommand):
-    help = "Close sessions idle for longer than SLOWAVE_SESSION_IDLE_TIMEOUT through the commit path."
+    help = (
+        "Close sessions idle for longer than SLOWAVE_SESSION_IDLE_TIMEOUT through the commit path."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--json", action="store_true", help="machine-readable output")
 
     def handle(self, *args, **options) -> None:
-        results = passes_run(specs=(REAPER,), scope=None, triggered_by="cli", requested_at=process_started_at())
+        results = passes_run(
+            specs=(REAPER,), scope=None, triggered_by="cli", requested_at=process_started_at()
+        )
         report(self, results, as_json=options["json"])

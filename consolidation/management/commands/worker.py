@@ -10,20 +10,30 @@ from consolidation.services.passes import ALL_PASSES, passes_run
 
 
 class Command(BaseCommand):
-    help = ("Run a Celery worker for the background passes, or with --once run every pass (1-10) "
-            "inline once, print what each did, and exit.")
+    help = (
+        "Run a Celery worker for the background passes, or with --once run every pass (1-10) "
+        "inline once, print what each did, and exit."
+    )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--once", action="store_true", help="run passes 1-10 inline once, then exit")
-        parser.add_argument("--beat", action="store_true",
-                            help="embed the beat scheduler (always on in embedded mode, where nothing else runs it)")
-        parser.add_argument("--json", action="store_true", help="machine-readable output (with --once)")
+        parser.add_argument(
+            "--once", action="store_true", help="run passes 1-10 inline once, then exit"
+        )
+        parser.add_argument(
+            "--beat",
+            action="store_true",
+            help="embed the beat scheduler (always on in embedded mode: nothing else runs it)",
+        )
+        parser.add_argument(
+            "--json", action="store_true", help="machine-readable output (with --once)"
+        )
         parser.add_argument("--loglevel", default="INFO", help="Celery log level (default INFO)")
 
     def handle(self, *args, **options) -> None:
         if options["once"]:
-            results = passes_run(specs=ALL_PASSES, scope=None, triggered_by="cli",
-                                 requested_at=process_started_at())
+            results = passes_run(
+                specs=ALL_PASSES, scope=None, triggered_by="cli", requested_at=process_started_at()
+            )
             report(self, results, as_json=options["json"])
             return
         from slowave_site.celery import app
