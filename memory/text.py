@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 
 TOKEN_RE = re.compile(r"[a-z0-9]+")
 WHITESPACE_RE = re.compile(r"\s+")
@@ -44,5 +45,7 @@ def stem(token: str) -> str:
     return token
 
 
-def stems(text: str) -> set[str]:
-    return {stem(t) for t in tokens(text)}
+@lru_cache(maxsize=65_536)
+def stems(text: str) -> frozenset[str]:
+    """Stemmed token set; cached because ranking sees the same memories query after query."""
+    return frozenset(stem(t) for t in tokens(text))

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from memory import lexical
-from memory.models import Memory
+from memory.models import Episode, Memory
 from memory.vectors import get_index
 
 POOL = 50
@@ -53,6 +53,22 @@ class MemoryRow:
 def load_memories(ids: set[int]) -> list[MemoryRow]:
     rows = Memory.objects.filter(pk__in=ids, status__in=ELIGIBLE_STATUSES).values_list(*ROW_FIELDS)
     return [MemoryRow(*row) for row in rows]
+
+
+@dataclass(slots=True)
+class EpisodeRow:
+    pk: int
+    session_id: str
+    content: str
+    recorded_at: datetime
+    occurred_at: datetime | None
+    salience: float
+    embedding: bytes | None
+
+
+def load_episodes(ids: set[int], scope: str) -> list[EpisodeRow]:
+    fields = ("pk", "session_id", "content", "recorded_at", "occurred_at", "salience", "embedding")
+    return [EpisodeRow(*row) for row in Episode.objects.filter(pk__in=ids, scope=scope).values_list(*fields)]
 
 
 def scope_kind(scope: str) -> str:

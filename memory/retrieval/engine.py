@@ -11,10 +11,10 @@ from django.conf import settings
 from django.db.models import Max
 
 from memory import embeddings, lexical
-from memory.models import Episode, Memory, Procedure, Session
+from memory.models import Memory, Procedure, Session
 from memory.retrieval import context, scoring
 from memory.retrieval.candidates import (
-    ELIGIBLE_STATUSES, Pool, load_memories, pool_for, scope_factor, searchable_scopes, stage_visible,
+    ELIGIBLE_STATUSES, Pool, load_episodes, load_memories, pool_for, scope_factor, searchable_scopes, stage_visible,
 )
 from memory.retrieval.context import add_context
 from memory.retrieval.facets import split_facets
@@ -57,11 +57,10 @@ class Ranking:
     lexical_only: bool
     memories: list[Scored]
     procedures: list[Scored]
-    episodes: list[Scored]
     cue: _Cue | None = None
 
 
-def rank(*, scope: str, cue: str, kind: str, now: datetime, with_episodes: bool = False) -> Ranking:
+def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
     facets, truncated = split_facets(cue)
     vectors = embeddings.encode(facets)
     floor = settings.SLOWAVE_MIN_RELEVANCE
@@ -76,10 +75,9 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime, with_episodes: bool 
         memories = _apply_margin(memories, len(facets), settings.SLOWAVE_RELATIVE_MARGIN)
     memories = _order(memories)
     procedures = _rank_procedures(prepared, scope, floor)
-    episodes = _rank_episodes(prepared, scope, floor, now) if with_episodes else []
     return Ranking(
         facets=facets, truncated=truncated or capped, lexical_only=vectors is None,
-        memories=memories, procedures=procedures, episodes=episodes, cue=prepared,
+        memories=memories, procedures=procedures, cue=prepared,
     )
 
 
@@ -110,12 +108,16 @@ def _idf_table(cue: str, scope: str) -> dict[str, float]:
     return {term: scoring.idf(n_items, df) for term, df in frequencies.items()}
 
 
-def _score_item(item: Scored, cue: _Cue, pools: list[Pool], row_id: int, text_stems: set[str],
+def _score_item(item: Scored, cue: _Cue, pools: list[Pool], row_id: int, text_stems: frozenset[str],
                 salience: float, moment: datetime | None, factor: float, stale: bool,
                 recency: float = 0.0) -> None:
     temporal = temporal_bonus(cue.window, moment) if cue.window else recency
-    for i in range(len(cue.facets)):
-        cos = float(cue.vectors[i] @ item.vector) if cue.vectors is not None and item.vector is not None else 0.0
+    if cue.vectors is not None and item.vector is not None:
+        cosines = (cue.vectors @ item.vector).tolist()
+    else:
+        cosines = [0.0] * len(cue.facets)
+    best = None
+    for i, cos in enumerate(cosines):
         cov = scoring.coverage(cue.terms[i], text_stems)
         top = scoring.topical(cos, cov)
         fused = scoring.rrf(pools[i].dense.get(row_id), pools[i].lexical.get(row_id))
@@ -123,10 +125,13 @@ def _score_item(item: Scored, cue: _Cue, pools: list[Pool], row_id: int, text_st
                                  temporal=temporal, scope_factor=factor, stale=stale, coverage_score=cov)
         item.facet_topical.append(top)
         if score > item.score:
-            item.score, item.facet, item.topical = score, i, top
-            item.details = {"cos": round(cos, 4), "coverage": round(cov, 4), "topical": round(top, 4),
-                            "rrf": round(fused, 4), "temporal": temporal, "score": round(score, 4)}
+            item.score, item.facet = score, i
+            best = (cos, cov, top, fused)
     item.topical = max(item.facet_topical, default=0.0)
+    if best is not None:
+        cos, cov, top, fused = best
+        item.details = {"cos": round(cos, 4), "coverage": round(cov, 4), "topical": round(top, 4),
+                        "rrf": round(fused, 4), "temporal": round(temporal, 4), "score": round(item.score, 4)}
 
 
 def _gather(cue: _Cue, kind: str, scopes: list[str]) -> list[Pool]:
@@ -243,11 +248,18 @@ def _discriminative(cue: _Cue, proc_pk: str, doc_stems: dict[str, set[str]]) -> 
     return any(sum(term in s for s in doc_stems.values()) <= half for term in shared)
 
 
+def rank_episodes(*, ranking: Ranking, scope: str, now: datetime) -> list[Scored]:
+    """Episodes matching the cue directly (recall evidence), by the same floor."""
+    if ranking.cue is None:
+        return []
+    return _rank_episodes(ranking.cue, scope, settings.SLOWAVE_MIN_RELEVANCE, now)
+
+
 def _rank_episodes(cue: _Cue, scope: str, floor: float, now: datetime) -> list[Scored]:
     pools = _gather(cue, "episode", [scope])
     ids = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
     out = []
-    for episode in Episode.objects.filter(pk__in=ids, scope=scope):
+    for episode in load_episodes(ids, scope):
         item = Scored(obj=episode, vector=embeddings.from_blob(episode.embedding))
         moment = episode.occurred_at or episode.recorded_at
         _score_item(item, cue, pools, episode.pk, stems(episode.content), episode.salience,

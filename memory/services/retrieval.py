@@ -12,7 +12,7 @@ from memory.embeddings import get_embedder
 from memory.models import Cursor, Event, Exposure, Memory, Procedure, Retrieval, Session
 from memory.retrieval import POLICY_VERSION
 from memory.retrieval.associations import neighbours
-from memory.retrieval.engine import Ranking, rank
+from memory.retrieval.engine import Ranking, rank, rank_episodes
 from memory.retrieval.paging import Entry, accessible_field, build_pages
 from memory.retrieval.render import (
     episode_evidence, event_evidence, memory_payload, net_feedback, procedure_full,
@@ -50,16 +50,17 @@ def _entries(ranking: Ranking, *, scope: str, query: str, kind: str) -> tuple[li
     return direct, procedures, associated
 
 
-def _evidence(ranking: Ranking, first_page: list[dict[str, Any]], full: bool) -> tuple[list[dict[str, Any]], bool]:
-    items: list[dict[str, Any]] = []
-    refs = [ids.memory_pk(m["ref"]) for m in first_page]
-    memories = Memory.objects.in_bulk([r for r in refs if r is not None])
-    events = Event.objects.in_bulk([m.source_event_id for m in memories.values() if m.source_event_id])
-    for pk in refs:
-        memory = memories.get(pk)
-        if memory is not None and memory.source_event_id in events:
-            items.append(event_evidence(events[memory.source_event_id], pk, full))
-    items += [episode_evidence(it.obj, full) for it in ranking.episodes]
+def _evidence(ranking: Ranking, first_page: list[dict[str, Any]], *, full: bool, scope: str,
+              now: datetime) -> tuple[list[dict[str, Any]], bool]:
+    """Provenance events of the first page's memories, then episodes matched directly."""
+    refs = [pk for pk in (ids.memory_pk(m["ref"]) for m in first_page) if pk is not None]
+    sources = dict(Memory.objects.filter(pk__in=refs, source_event__isnull=False)
+                   .values_list("pk", "source_event_id"))
+    events = Event.objects.in_bulk(list(sources.values()))
+    items = [event_evidence(events[sources[pk]], pk, full) for pk in refs if sources.get(pk) in events]
+    # Episodes only ever fill what the provenance left: skip ranking them when it is full.
+    if len(items) <= EVIDENCE_LIMIT:
+        items += [episode_evidence(it.obj, full) for it in rank_episodes(ranking=ranking, scope=scope, now=now)]
     return items[:EVIDENCE_LIMIT], len(items) > EVIDENCE_LIMIT
 
 
@@ -67,13 +68,13 @@ def retrieval_publish(
     *, session: Session, kind: str, query: str, cue: str, evidence_mode: str, now: datetime,
 ) -> tuple[Retrieval, dict[str, Any]]:
     """Rank, freeze the catalog, record page one's exposures; returns the page-one reply."""
-    ranking = rank(scope=session.scope, cue=cue, kind=kind, now=now, with_episodes=kind == "recall")
+    ranking = rank(scope=session.scope, cue=cue, kind=kind, now=now)
     direct, procedures, associated = _entries(ranking, scope=session.scope, query=cue, kind=kind)
     pages = [vars(p) for p in build_pages(direct, procedures, associated)]
     catalog: dict[str, Any] = {"pages": pages}
     if kind == "recall":
         catalog["evidence"], catalog["evidence_truncated"] = _evidence(
-            ranking, pages[0]["memories"], evidence_mode == "full"
+            ranking, pages[0]["memories"], full=evidence_mode == "full", scope=session.scope, now=now,
         )
     retrieval = Retrieval.objects.create(
         id=ids.new_retrieval_id(kind), kind=kind, session=session, scope=session.scope,
