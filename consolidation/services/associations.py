@@ -92,6 +92,9 @@ def _sessions_ended(scope: str | None, since: datetime | None) -> list[str]:
     if since is None:
         return list(ended.order_by("pk").values_list("pk", flat=True))
     recent = set(ended.filter(ended_at__gte=since).values_list("pk", flat=True))
+    # Sessions ended long ago whose episodes were only formed now (by pass 1, after a crash).
+    fresh = Episode.objects.filter(recorded_at__gte=since)
+    recent |= set(scoped(fresh, scope).values_list("session_id", flat=True))
     # Episodes that newly back a consolidated memory make their neighbours adjacent to it.
     recent |= set(
         scoped(

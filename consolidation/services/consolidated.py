@@ -96,6 +96,8 @@ def _consolidate(prototype: Prototype, now: datetime) -> str | None:
     with transaction.atomic():
         if not Prototype.objects.filter(pk=prototype.pk, memory__isnull=True).exists():
             return None
+        # Matched again under the write lock: an agent may have remembered this very text since.
+        match = match or _nearest_match(prototype, text)
         if match is not None and match.status == Memory.Status.FORGOTTEN:
             Prototype.objects.filter(pk=prototype.pk).update(memory=match, updated_at=now)
             return "skipped_forgotten"
