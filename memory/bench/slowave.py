@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -83,9 +84,20 @@ def ask(question: str, scope: str, behind: dict[str, list[str]]) -> tuple[list[R
     return items[:MAX_ITEMS], timings
 
 
-def run_sample(sample: Sample) -> list[QuestionResult]:
+def make_runner(consolidate: Callable[[str], None] | None = None) -> Callable[[Sample], list[QuestionResult]]:
+    """A runner that ingests, optionally runs one consolidation pass over the scope, then asks."""
+
+    def run(sample: Sample) -> list[QuestionResult]:
+        return run_sample(sample, consolidate=consolidate)
+
+    return run
+
+
+def run_sample(sample: Sample, consolidate: Callable[[str], None] | None = None) -> list[QuestionResult]:
     scope = f"project:locomo-{sample.sample_id}"
     behind = ingest(sample, scope)
+    if consolidate is not None:
+        consolidate(scope)
     results = []
     for question in sample.questions:
         items, timings = ask(question.question, scope, behind)

@@ -20,6 +20,8 @@ class Command(BaseCommand):
         locomo.add_argument("path")
         locomo.add_argument("--baseline", action="append", default=[], choices=["bm25", "dense", "rrf"])
         locomo.add_argument("--no-slowave", action="store_true", help="run only the baselines")
+        locomo.add_argument("--no-consolidate", action="store_true",
+                            help="skip the consolidation pass between ingest and questions")
         locomo.add_argument("--db", help="SQLite file to use (default: a temporary one)")
         locomo.add_argument("--out", help="write the JSON report here")
         locomo.add_argument("--details", action="store_true", help="per-question rows in the JSON")
@@ -58,7 +60,7 @@ class Command(BaseCommand):
 
         from memory.bench.locomo import run_locomo
         from memory.bench.report import print_report
-        from memory.bench.slowave import run_sample
+        from memory.bench.slowave import make_runner
 
         if not Path(options["path"]).is_file():
             raise CommandError(f"no such file: {options['path']}")
@@ -67,9 +69,10 @@ class Command(BaseCommand):
         try:
             report = run_locomo(
                 options["path"], baselines=options["baseline"],
-                slowave_runner=None if options["no_slowave"] else run_sample,
+                slowave_runner=None if options["no_slowave"] else make_runner(
+                    None if options["no_consolidate"] else _consolidate),
                 out=options["out"], details=options["details"], log=errors.log,
-                config={"ingest": "remember", "consolidation": False,
+                config={"ingest": "remember", "consolidation": not options["no_consolidate"],
                         "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
                         "relative_margin": settings.SLOWAVE_RELATIVE_MARGIN,
                         "vector_backend": "sqlite-vec"},
@@ -77,6 +80,13 @@ class Command(BaseCommand):
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         print_report(report, Console(file=self.stdout))
+
+
+def _consolidate(scope: str) -> None:
+    """Passes 1–8 once over the scope, as the worker would after the sessions' commits."""
+    from consolidation.services.passes import CONSOLIDATION_PASSES, passes_run
+
+    passes_run(specs=CONSOLIDATION_PASSES, scope=scope, triggered_by="cli")
 
 
 def _use_scratch_database(path: str | None) -> None:
