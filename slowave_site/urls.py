@@ -9,10 +9,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.staticfiles.views import serve as serve_static
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from django.views.decorators.cache import cache_control
 
 from memory.dashboard import dashboard_view
+from slowave_site.api import api
+from slowave_site.api import urlpatterns as api_extra_urls
 
 
 @cache_control(max_age=3600)
@@ -25,5 +27,7 @@ def _static(request, path: str):  # type: ignore[no-untyped-def]
 urlpatterns = [
     path("admin/dashboard/", admin.site.admin_view(dashboard_view), name="slowave-dashboard"),
     path("admin/", admin.site.urls),
+    path("api/", include(api_extra_urls)),
+    path("api/", api.urls),
     re_path(r"^{}(?P<path>.*)$".format(settings.STATIC_URL.lstrip("/")), _static),
 ]

@@ -1,0 +1,147 @@
+"""The one NinjaAPI (spec §12): error → HTTP status mapping, OpenAPI extras, offline docs.
+
+Lives here: the status table (the only place an error code becomes an HTTP status), exception
+handlers that answer with the MCP envelope, the request-body components for the agent verbs,
+and a Swagger page whose assets come from ninja's own package (no CDN, works offline).
+Does not live here: routes (memory.api), auth decisions (memory.services.tokens).
+"""
+
+from __future__ import annotations
+
+import logging
+import mimetypes
+from pathlib import Path
+from typing import Any
+
+import ninja
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.urls import path
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import ValidationError as NinjaValidationError
+from ninja.openapi.docs import DocsBase
+from pydantic import BaseModel
+
+from memory.api import BODY_MODELS, REF_TEMPLATE, router
+from memory.errors import InvalidInput, SlowaveError, as_slowave_error
+
+logger = logging.getLogger(__name__)
+
+HTTP_STATUS: dict[str, int] = {
+    "invalid_input": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "incomplete_feedback": 409,
+    "storage_error": 500,
+    "internal_error": 500,
+    "storage_busy": 503,
+}
+
+_ASSETS = Path(ninja.__file__).parent / "static" / "ninja"
+_DOC_ASSETS = {"swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-init.js", "favicon.png"}
+
+
+def status_for(code: str) -> int:
+    return HTTP_STATUS.get(code, 500)
+
+
+class SlowaveAPI(NinjaAPI):
+    """Adds the pydantic input models to the OpenAPI components.
+
+    The agent verbs read their raw body themselves (so bad JSON yields our invalid_input
+    envelope, exactly as over MCP); their requestBody therefore `$ref`s these components
+    instead of coming from a typed view parameter.
+    """
+
+    body_models: tuple[type[BaseModel], ...] = ()
+
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        schema = super().get_openapi_schema(**kwargs)
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for model in self.body_models:
+            component = model.model_json_schema(ref_template=REF_TEMPLATE)
+            components.update(component.pop("$defs", {}))
+            components[model.__name__] = component
+        return schema
+
+
+class OfflineSwagger(DocsBase):
+    """ninja's Swagger page with its bundled assets served by `docs_asset` below."""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        base = request.path.rsplit("/docs", 1)[0] + "/docs-assets/"
+        url = self.get_openapi_url(api, kwargs)
+        html = f"""<!DOCTYPE html><html><head><title>{api.title}</title>
+<link rel="stylesheet" href="{base}swagger-ui.css"><link rel="icon" href="{base}favicon.png">
+</head><body data-csrf-token="" data-api-csrf="">
+<script type="application/json" id="swagger-settings">
+{{"layout": "BaseLayout", "deepLinking": true, "url": "{url}"}}
+</script><div id="swagger-ui"></div>
+<script src="{base}swagger-ui-bundle.js"></script><script src="{base}swagger-ui-init.js"></script>
+</body></html>"""
+        return HttpResponse(html)
+
+
+def docs_asset(request: HttpRequest, name: str) -> FileResponse:
+    if name not in _DOC_ASSETS:
+        raise Http404(name)
+    content_type, _ = mimetypes.guess_type(name)
+    return FileResponse((_ASSETS / name).open("rb"), content_type=content_type)
+
+
+api = SlowaveAPI(
+    title="Slowave",
+    version="1",
+    description="Local long-term memory for agents: the MCP verbs over HTTP, plus read-only "
+    "inspection and staff controls. Errors use the MCP envelope.",
+    urls_namespace="slowave-api",
+    docs=OfflineSwagger(),
+)
+
+
+def error_response(request: HttpRequest, error: SlowaveError) -> HttpResponse:
+    return api.create_response(
+        request, {"ok": False, "error": error.as_error()}, status=status_for(error.code)
+    )
+
+
+@api.exception_handler(Exception)
+def _on_exception(request: HttpRequest, exc: Exception) -> HttpResponse:
+    error = as_slowave_error(exc)
+    if error.code == "internal_error":
+        logger.error("%s %s failed", request.method, request.path, exc_info=exc)
+    return error_response(request, error)
+
+
+@api.exception_handler(NinjaValidationError)
+def _on_ninja_validation(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
+    # Only query/path parameters reach ninja's validation; bodies go through parse_input.
+    field_errors = [
+        {"path": ".".join(str(p) for p in e["loc"][1:]) or str(e["loc"][0]), "message": e["msg"]}
+        for e in exc.errors
+    ]
+    message = "; ".join(f"{f['path']}: {f['message']}" for f in field_errors)
+    return error_response(request, InvalidInput(message, field_errors=field_errors))
+
+
+@api.exception_handler(AuthenticationError)
+def _on_auth(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    from memory.services.tokens import Unauthorized
+
+    return error_response(request, Unauthorized("a bearer token is required"))
+
+
+@api.exception_handler(HttpError)
+def _on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    error = SlowaveError(str(exc))
+    error.code = {404: "not_found", 405: "invalid_input"}.get(exc.status_code, "internal_error")
+    return api.create_response(
+        request, {"ok": False, "error": error.as_error()}, status=exc.status_code
+    )
+
+
+api.add_router("", router)
+api.body_models = BODY_MODELS
+
+urlpatterns = [path("docs-assets/<str:name>", docs_asset, name="slowave-api-docs-asset")]
