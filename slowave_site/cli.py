@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("bench", "benchmarks (locomo, scale)"),
     "createadmin": ("createadmin", "create an admin login"),
     "setup": ("setup", "MCP configuration for claude-code, cursor, generic"),
+    "token": ("token", "API tokens for /api/ and /mcp: create, revoke, list"),
     "migrate": ("migrate", "apply database migrations"),
 }
 # Commands that take --json themselves; for the rest a global --json is a usage error.
@@ -43,6 +44,7 @@ JSON_COMMANDS = {
     "export",
     "createadmin",
     "setup",
+    "token",
 }
 
 
