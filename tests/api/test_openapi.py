@@ -1,0 +1,55 @@
+"""The advertised REST surface: request bodies are the MCP tools' own pydantic models; docs work offline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from mcp_bridge.tools import TOOLS
+
+ROUTES = {name.removeprefix("slowave_"): tool.model for name, tool in TOOLS.items()}
+
+
+def _resolve(node: Any, defs: dict[str, Any], prefix: str) -> Any:
+    """Inline every `$ref` so schemas that name their sub-models differently compare equal."""
+    if isinstance(node, dict):
+        if "$ref" in node and node["$ref"].startswith(prefix):
+            return _resolve(defs[node["$ref"][len(prefix):]], defs, prefix)
+        return {k: _resolve(v, defs, prefix) for k, v in node.items() if k != "$defs"}
+    if isinstance(node, list):
+        return [_resolve(v, defs, prefix) for v in node]
+    return node
+
+
+@pytest.fixture(scope="module")
+def openapi() -> dict[str, Any]:
+    response = Client().get("/api/openapi.json")
+    assert response.status_code == 200
+    return response.json()
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_it_advertises_the_mcp_input_model_as_the_request_body(openapi, route) -> None:
+    body = openapi["paths"][f"/api/{route}"]["post"]["requestBody"]["content"]["application/json"]
+    components = openapi["components"]["schemas"]
+    rest = _resolve(body["schema"], components, "#/components/schemas/")
+    mcp = ROUTES[route].model_json_schema()
+    assert rest == _resolve(mcp, mcp.get("$defs", {}), "#/$defs/")
+
+
+def test_it_documents_bearer_auth_and_an_open_health_check(openapi) -> None:
+    assert openapi["paths"]["/api/stats"]["get"]["security"]
+    assert "security" not in openapi["paths"]["/api/health"]["get"]
+
+
+def test_it_serves_the_docs_page_without_a_cdn(client) -> None:
+    page = client.get("/api/docs")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "cdn." not in html and "https://" not in html
+    for asset in ("swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-init.js"):
+        assert f"/api/docs-assets/{asset}" in html
+        assert client.get(f"/api/docs-assets/{asset}").status_code == 200
+    assert client.get("/api/docs-assets/../settings.py").status_code == 404
