@@ -1,6 +1,28 @@
+"""The ASGI entry point: `/mcp` goes to the MCP SDK's streamable HTTP handler, all else to Django.
+
+Only mcp_bridge imports the SDK; this module just routes and forwards the lifespan so the
+SDK's session manager starts and stops with the server (uvicorn: lifespan on/auto).
+"""
+
+from __future__ import annotations
+
 import os
+from typing import Any
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
-application = get_asgi_application()
+django_app = get_asgi_application()  # sets Django up before mcp_bridge imports models
+
+from mcp_bridge.http import McpHttpApp  # noqa: E402
+
+mcp_app = McpHttpApp()
+
+
+async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] == "lifespan":
+        await mcp_app.serve_lifespan(receive, send)
+    elif scope["type"] == "http" and (scope["path"] == "/mcp" or scope["path"].startswith("/mcp/")):
+        await mcp_app(scope, receive, send)
+    else:
+        await django_app(scope, receive, send)

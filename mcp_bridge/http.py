@@ -1,0 +1,115 @@
+"""MCP over streamable HTTP at `/mcp` inside the ASGI app (spec §6.1): stateless, JSON responses.
+
+Lives here: the SDK session manager around the same low-level server as stdio (same five
+tools, same envelope), REST token auth in front of it, and the ASGI lifespan that starts and
+stops the manager. Does not live here: routing between `/mcp` and Django (slowave_site/asgi.py),
+the auth decision itself (memory.services.tokens).
+
+Stateless mode keeps no per-client session in memory: any worker can answer any request and a
+restart loses nothing. The price is that MCP `clientInfo` is not known on tool calls (each
+request is its own connection), so sessions opened over HTTP record the token's user as the
+client identity instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from memory.errors import SlowaveError
+from memory.services.tokens import Caller, bearer_of, caller_authenticate
+from mcp_bridge.server import build_server
+
+Scope = dict[str, Any]
+
+
+def _security() -> TransportSecuritySettings:
+    # Tokenless loopback access makes DNS rebinding (a web page resolving its own name to
+    # 127.0.0.1) a real threat, so the Host header must name this machine.
+    hosts = {"127.0.0.1", "localhost", "[::1]", settings.SLOWAVE_HOST}
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=sorted(hosts | {f"{h}:*" for h in hosts}),
+        allowed_origins=sorted(f"http://{h}:*" for h in hosts),
+    )
+
+
+def _authenticate(token: str | None, remote_addr: str | None) -> Caller:
+    close_old_connections()  # outside Django's request cycle: do its connection hygiene
+    try:
+        return caller_authenticate(token=token, remote_addr=remote_addr, now=timezone.now())
+    finally:
+        close_old_connections()
+
+
+async def _send_json(send: Any, status: int, body: dict[str, Any],
+                     extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+    payload = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"),
+               (b"content-length", str(len(payload)).encode()), *extra]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+class McpHttpApp:
+    """ASGI app for `/mcp`; `lifespan()` must be running (uvicorn's lifespan does that)."""
+
+    def __init__(self) -> None:
+        self._manager: StreamableHTTPSessionManager | None = None
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        # A manager runs once only, so each lifespan gets its own (tests start several).
+        # The reaper stays with `slowave up`'s embedded worker: one per deployment.
+        manager = StreamableHTTPSessionManager(
+            app=build_server(background_worker=False),
+            stateless=True,
+            json_response=True,
+            security_settings=_security(),
+        )
+        async with manager.run():
+            self._manager = manager
+            try:
+                yield
+            finally:
+                self._manager = None
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if self._manager is None:
+            error = {"code": "internal_error", "retryable": True,
+                     "message": "MCP over HTTP is not started (run under uvicorn with lifespan on)"}
+            await _send_json(send, 503, {"ok": False, "error": error})
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        client = scope.get("client")
+        try:
+            await sync_to_async(_authenticate, thread_sensitive=True)(
+                bearer_of(headers.get("authorization")), client[0] if client else None
+            )
+        except SlowaveError as exc:
+            await _send_json(send, 401, {"ok": False, "error": exc.as_error()},
+                             [(b"www-authenticate", b"Bearer")])
+            return
+        await self._manager.handle_request(scope, receive, send)
+
+    async def serve_lifespan(self, receive: Any, send: Any) -> None:
+        """The ASGI lifespan protocol: start the manager on startup, stop it on shutdown."""
+        async with AsyncExitStack() as stack:
+            await receive()  # lifespan.startup
+            try:
+                await stack.enter_async_context(self.lifespan())
+            except Exception as exc:
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+        await send({"type": "lifespan.shutdown.complete"})
