@@ -14,7 +14,7 @@ client identity instead.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -25,9 +25,9 @@ from django.utils import timezone
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from mcp_bridge.server import build_server
 from memory.errors import SlowaveError
 from memory.services.tokens import Caller, bearer_of, caller_authenticate
-from mcp_bridge.server import build_server
 
 Scope = dict[str, Any]
 
@@ -51,11 +51,15 @@ def _authenticate(token: str | None, remote_addr: str | None) -> Caller:
         close_old_connections()
 
 
-async def _send_json(send: Any, status: int, body: dict[str, Any],
-                     extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+async def _send_json(
+    send: Any, status: int, body: dict[str, Any], extra: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     payload = json.dumps(body).encode()
-    headers = [(b"content-type", b"application/json"),
-               (b"content-length", str(len(payload)).encode()), *extra]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+        *extra,
+    ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 
@@ -85,8 +89,11 @@ class McpHttpApp:
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if self._manager is None:
-            error = {"code": "internal_error", "retryable": True,
-                     "message": "MCP over HTTP is not started (run under uvicorn with lifespan on)"}
+            error = {
+                "code": "internal_error",
+                "retryable": True,
+                "message": "MCP over HTTP is not started (run under uvicorn with lifespan on)",
+            }
             await _send_json(send, 503, {"ok": False, "error": error})
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -96,8 +103,12 @@ class McpHttpApp:
                 bearer_of(headers.get("authorization")), client[0] if client else None
             )
         except SlowaveError as exc:
-            await _send_json(send, 401, {"ok": False, "error": exc.as_error()},
-                             [(b"www-authenticate", b"Bearer")])
+            await _send_json(
+                send,
+                401,
+                {"ok": False, "error": exc.as_error()},
+                [(b"www-authenticate", b"Bearer")],
+            )
             return
         await self._manager.handle_request(scope, receive, send)
 

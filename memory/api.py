@@ -52,7 +52,12 @@ class ReasonIn(BaseModel):
 
 # Models whose schemas slowave_site/api.py adds to the OpenAPI components.
 BODY_MODELS: tuple[type[BaseModel], ...] = (
-    ActivateIn, RememberIn, RecallIn, FeedbackIn, CommitIn, ReasonIn,
+    ActivateIn,
+    RememberIn,
+    RecallIn,
+    FeedbackIn,
+    CommitIn,
+    ReasonIn,
 )
 
 
@@ -216,18 +221,24 @@ def session(request: HttpRequest, session_id: str) -> dict[str, Any]:
     if found is None:
         raise NotFound(f"no session {session_id}; GET /api/sessions lists them")
     detail = session_detail(session=found)
-    return _ok({
-        "session": record_of(found),
-        "events": [record_of(e) for e in detail["events"]],
-        "retrievals": [
-            {"id": r["retrieval"].pk, "kind": r["retrieval"].kind, "exposed": r["exposed"],
-             "gap": r["gap"]}
-            for r in detail["retrievals"]
-        ],
-        "feedback_complete": detail["complete"],
-        "memories": [memory_ref(m.pk) for m in detail["memories"]],
-        "procedure": detail["procedure"].pk if detail["procedure"] else None,
-    })
+    return _ok(
+        {
+            "session": record_of(found),
+            "events": [record_of(e) for e in detail["events"]],
+            "retrievals": [
+                {
+                    "id": r["retrieval"].pk,
+                    "kind": r["retrieval"].kind,
+                    "exposed": r["exposed"],
+                    "gap": r["gap"],
+                }
+                for r in detail["retrievals"]
+            ],
+            "feedback_complete": detail["complete"],
+            "memories": [memory_ref(m.pk) for m in detail["memories"]],
+            "procedure": detail["procedure"].pk if detail["procedure"] else None,
+        }
+    )
 
 
 @router.get("/retrievals/{retrieval_id}")
@@ -238,16 +249,23 @@ def retrieval(request: HttpRequest, retrieval_id: str) -> dict[str, Any]:
     detail = retrieval_detail(retrieval=found)
     record = record_of(found)
     record.pop("catalog", None)  # internal paging state, not evidence
-    return _ok({
-        "retrieval": record,
-        "exposures": [
-            {"target_kind": r["exposure"].target_kind, "target_id": r["exposure"].target_id,
-             "pathway": r["exposure"].pathway, "rank": r["exposure"].rank,
-             "feedback": r["feedback"], "missing": r["missing"]}
-            for r in detail["rows"]
-        ],
-        "missing_count": detail["missing_count"],
-    })
+    return _ok(
+        {
+            "retrieval": record,
+            "exposures": [
+                {
+                    "target_kind": r["exposure"].target_kind,
+                    "target_id": r["exposure"].target_id,
+                    "pathway": r["exposure"].pathway,
+                    "rank": r["exposure"].rank,
+                    "feedback": r["feedback"],
+                    "missing": r["missing"],
+                }
+                for r in detail["rows"]
+            ],
+            "missing_count": detail["missing_count"],
+        }
+    )
 
 
 @router.get("/procedures")
@@ -307,19 +325,26 @@ def memory_forget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     return _control(request, "forget", _memory_id(memory_id), empty_ok=False)
 
 
-@router.post("/memories/{memory_id}/unforget", auth=StaffAuth(),
-             openapi_extra=_body_doc(ReasonIn, required=False))
+@router.post(
+    "/memories/{memory_id}/unforget",
+    auth=StaffAuth(),
+    openapi_extra=_body_doc(ReasonIn, required=False),
+)
 def memory_unforget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     return _control(request, "unforget", _memory_id(memory_id), empty_ok=True)
 
 
-@router.post("/procedures/{procedure_id}/forget", auth=StaffAuth(),
-             openapi_extra=_body_doc(ReasonIn))
+@router.post(
+    "/procedures/{procedure_id}/forget", auth=StaffAuth(), openapi_extra=_body_doc(ReasonIn)
+)
 def procedure_forget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
     return _control(request, "forget", _procedure_id(procedure_id), empty_ok=False)
 
 
-@router.post("/procedures/{procedure_id}/unforget", auth=StaffAuth(),
-             openapi_extra=_body_doc(ReasonIn, required=False))
+@router.post(
+    "/procedures/{procedure_id}/unforget",
+    auth=StaffAuth(),
+    openapi_extra=_body_doc(ReasonIn, required=False),
+)
 def procedure_unforget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
     return _control(request, "unforget", _procedure_id(procedure_id), empty_ok=True)

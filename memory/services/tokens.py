@@ -1,4 +1,4 @@
-"""API tokens and caller authentication for the HTTP edges (REST `/api/`, MCP `/mcp`; spec §10, §12).
+"""API tokens and caller authentication for the HTTP edges: REST `/api/`, MCP `/mcp` (§10, §12).
 
 Lives here: token creation/revocation (only a sha256 hash is stored; the token is shown once),
 and `caller_authenticate`, the one decision both HTTP edges make about who is calling.
@@ -68,8 +68,13 @@ def token_create(*, username: str, name: str, now: datetime) -> tuple[ApiToken, 
     return row, token
 
 
-def token_revoke(*, token_id: int | None = None, name: str | None = None,
-                 username: str | None = None, now: datetime) -> list[ApiToken]:
+def token_revoke(
+    *,
+    token_id: int | None = None,
+    name: str | None = None,
+    username: str | None = None,
+    now: datetime,
+) -> list[ApiToken]:
     """Revoke by row id, or by label (optionally for one user). Idempotent; returns the rows."""
     rows = ApiToken.objects.filter(revoked_at__isnull=True)
     if token_id is not None:
@@ -136,8 +141,9 @@ def caller_authenticate(*, token: str | None, remote_addr: str | None, now: date
     if row is None or row.revoked_at is not None or not row.user.is_active:
         raise Unauthorized("invalid or revoked token")
     ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
-    return Caller(via="token", name=row.user.get_username(), is_staff=row.user.is_staff,
-                  user_id=row.user.pk)
+    return Caller(
+        via="token", name=row.user.get_username(), is_staff=row.user.is_staff, user_id=row.user.pk
+    )
 
 
 def caller_require_staff(caller: Caller) -> None:

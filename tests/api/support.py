@@ -34,11 +34,32 @@ def err(response: Any, status: int, code: str) -> dict[str, Any]:
 
 def seed(client: Any, scope: str, content: str) -> str:
     """A memory stored in a throwaway session that is then committed cleanly."""
-    opened = ok(post(client, "activate", {"task": "seed the scope", "initial_goal": "seed",
-                                          "scope": scope}))
-    stored = ok(post(client, "remember", {"scope": scope, "session_id": opened["session_id"],
-                                          "content": content, "type": "fact"}))
-    ok(post(client, "commit", {"session_id": opened["session_id"], "final_goal": "seed",
-                               "outcome": "success", "outcome_summary": "seeded",
-                               "verification": VERIFIED}))
+    opened = ok(
+        post(client, "activate", {"task": "seed the scope", "initial_goal": "seed", "scope": scope})
+    )
+    stored = ok(
+        post(
+            client,
+            "remember",
+            {
+                "scope": scope,
+                "session_id": opened["session_id"],
+                "content": content,
+                "type": "fact",
+            },
+        )
+    )
+    ok(
+        post(
+            client,
+            "commit",
+            {
+                "session_id": opened["session_id"],
+                "final_goal": "seed",
+                "outcome": "success",
+                "outcome_summary": "seeded",
+                "verification": VERIFIED,
+            },
+        )
+    )
     return stored["memory_id"]

@@ -88,7 +88,9 @@ def test_it_lets_staff_forget_and_unforget(client) -> None:
 def test_it_creates_and_revokes_tokens_from_the_command_line(client) -> None:
     get_user_model().objects.create_user(username="ops", password="x")
     out = io.StringIO()
-    call_command("token", "create", "--user", "ops", "--name", "ci", stdout=out, stderr=io.StringIO())
+    call_command(
+        "token", "create", "--user", "ops", "--name", "ci", stdout=out, stderr=io.StringIO()
+    )
     token = out.getvalue().strip()
     ok(client.get("/api/stats", **REMOTE, **_bearer(token)))
     call_command("token", "revoke", "--name", "ci", stdout=io.StringIO())

@@ -1,4 +1,4 @@
-"""MCP over streamable HTTP at `/mcp`: a live `slowave up` on a free loopback port, the SDK's client."""
+"""MCP over streamable HTTP at `/mcp`: a live `slowave up` on a loopback port, the SDK client."""
 
 from __future__ import annotations
 
@@ -31,7 +31,10 @@ def live_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 async def _session_run(url: str, scope: str) -> tuple[list[str], dict[str, Any]]:
-    async with streamable_http_client(f"{url}/mcp") as (read, write), ClientSession(read, write) as session:
+    async with (
+        streamable_http_client(f"{url}/mcp") as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         tools = sorted(tool.name for tool in (await session.list_tools()).tools)
         result = await session.call_tool(
@@ -46,14 +49,22 @@ async def _session_run(url: str, scope: str) -> tuple[list[str], dict[str, Any]]
 def test_it_lists_the_five_tools_and_activates_over_http(live_url: str) -> None:
     tools, envelope = anyio.run(_session_run, live_url, fresh_scope("mcp-http"))
     assert tools == sorted(
-        ["slowave_activate", "slowave_remember", "slowave_recall", "slowave_feedback", "slowave_commit"]
+        [
+            "slowave_activate",
+            "slowave_remember",
+            "slowave_recall",
+            "slowave_feedback",
+            "slowave_commit",
+        ]
     )
     assert envelope["ok"] is True and envelope["data"]["session_id"].startswith("sess_")
 
 
 def test_it_refuses_a_bad_token_on_mcp_and_keeps_rest_beside_it(live_url: str) -> None:
     request = urllib.request.Request(
-        f"{live_url}/mcp", method="POST", data=b"{}",
+        f"{live_url}/mcp",
+        method="POST",
+        data=b"{}",
         headers={"Authorization": "Bearer nope", "Content-Type": "application/json"},
     )
     with pytest.raises(urllib.error.HTTPError) as caught:

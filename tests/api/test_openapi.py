@@ -1,4 +1,4 @@
-"""The advertised REST surface: request bodies are the MCP tools' own pydantic models; docs work offline."""
+"""The advertised REST surface: request bodies are the MCP tools' own models; docs work offline."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def _resolve(node: Any, defs: dict[str, Any], prefix: str) -> Any:
     """Inline every `$ref` so schemas that name their sub-models differently compare equal."""
     if isinstance(node, dict):
         if "$ref" in node and node["$ref"].startswith(prefix):
-            return _resolve(defs[node["$ref"][len(prefix):]], defs, prefix)
+            return _resolve(defs[node["$ref"][len(prefix) :]], defs, prefix)
         return {k: _resolve(v, defs, prefix) for k, v in node.items() if k != "$defs"}
     if isinstance(node, list):
         return [_resolve(v, defs, prefix) for v in node]

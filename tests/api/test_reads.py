@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory.models import Exposure, Retrieval
-from tests.api.support import err, fresh_scope, ok, post, seed
+from tests.api.support import err, fresh_scope, ok, seed
 
 pytestmark = pytest.mark.django_db
 
@@ -34,8 +34,12 @@ def test_it_lists_and_shows_memories_without_creating_retrievals(client) -> None
 
 
 def test_it_answers_unknown_ids_with_404(client) -> None:
-    for path in ("memories/sch_999999", "sessions/sess_nope", "retrievals/rec_nope",
-                 "procedures/proc_nope"):
+    for path in (
+        "memories/sch_999999",
+        "sessions/sess_nope",
+        "retrievals/rec_nope",
+        "procedures/proc_nope",
+    ):
         err(client.get(f"/api/{path}"), 404, "not_found")
 
 

@@ -14,25 +14,73 @@ INVOICES = "Invoices are generated on the first day of the month"
 def test_it_completes_a_cycle_with_the_five_verbs(client) -> None:
     scope = fresh_scope()
     memory_id = seed(client, scope, INVOICES)
-    opened = ok(post(client, "activate", {"task": "When are invoices generated each month?",
-                                          "initial_goal": "answer billing questions",
-                                          "scope": scope}))
+    opened = ok(
+        post(
+            client,
+            "activate",
+            {
+                "task": "When are invoices generated each month?",
+                "initial_goal": "answer billing questions",
+                "scope": scope,
+            },
+        )
+    )
     assert [m["memory_id"] for m in opened["memories"]] == [memory_id]
-    ok(post(client, "remember", {"scope": scope, "session_id": opened["session_id"],
-                                 "content": "Refunds take five business days", "type": "fact"}))
-    recalled = ok(post(client, "recall", {"scope": scope, "session_id": opened["session_id"],
-                                          "query": "how long do refunds take"}))
+    ok(
+        post(
+            client,
+            "remember",
+            {
+                "scope": scope,
+                "session_id": opened["session_id"],
+                "content": "Refunds take five business days",
+                "type": "fact",
+            },
+        )
+    )
+    recalled = ok(
+        post(
+            client,
+            "recall",
+            {
+                "scope": scope,
+                "session_id": opened["session_id"],
+                "query": "how long do refunds take",
+            },
+        )
+    )
     for reply in (opened, recalled):
-        ok(post(client, "feedback", {
-            "retrieval_id": reply["retrieval_id"], "coverage": "complete",
-            "memory_feedback": [{"memory_id": m["memory_id"], "assessment": "used"}
-                                for m in reply["memories"]],
-            "procedure_feedback": [{"procedure_id": p["procedure_id"], "use": "not_used"}
-                                   for p in reply.get("procedures", [])],
-        }))
-    ok(post(client, "commit", {"session_id": opened["session_id"], "final_goal": "answered",
-                               "outcome": "success", "outcome_summary": "done",
-                               "verification": VERIFIED}))
+        ok(
+            post(
+                client,
+                "feedback",
+                {
+                    "retrieval_id": reply["retrieval_id"],
+                    "coverage": "complete",
+                    "memory_feedback": [
+                        {"memory_id": m["memory_id"], "assessment": "used"}
+                        for m in reply["memories"]
+                    ],
+                    "procedure_feedback": [
+                        {"procedure_id": p["procedure_id"], "use": "not_used"}
+                        for p in reply.get("procedures", [])
+                    ],
+                },
+            )
+        )
+    ok(
+        post(
+            client,
+            "commit",
+            {
+                "session_id": opened["session_id"],
+                "final_goal": "answered",
+                "outcome": "success",
+                "outcome_summary": "done",
+                "verification": VERIFIED,
+            },
+        )
+    )
     assert Session.objects.get(pk=opened["session_id"]).status == Session.Status.ENDED
 
 
@@ -42,26 +90,59 @@ def test_it_answers_bad_json_with_the_invalid_input_envelope(client) -> None:
 
 
 def test_it_reports_field_errors_exactly_like_mcp(client) -> None:
-    error = err(post(client, "activate", {"task": "t", "initial_goal": "g", "scope": "nokind",
-                                          "surprise": 1}), 400, "invalid_input")
+    error = err(
+        post(
+            client, "activate", {"task": "t", "initial_goal": "g", "scope": "nokind", "surprise": 1}
+        ),
+        400,
+        "invalid_input",
+    )
     paths = {f["path"] for f in error["field_errors"]}
     assert {"scope", "surprise"} <= paths
     assert "Extra inputs are not permitted" in error["message"]
 
 
 def test_it_maps_an_unknown_retrieval_to_404(client) -> None:
-    error = err(post(client, "feedback", {"retrieval_id": "rec_missing", "coverage": "complete",
-                                          "memory_feedback": []}), 404, "not_found")
+    error = err(
+        post(
+            client,
+            "feedback",
+            {"retrieval_id": "rec_missing", "coverage": "complete", "memory_feedback": []},
+        ),
+        404,
+        "not_found",
+    )
     assert "unknown retrieval_id" in error["message"]
 
 
 def test_it_maps_incomplete_feedback_to_409(client) -> None:
     scope = fresh_scope()
     seed(client, scope, INVOICES)
-    opened = ok(post(client, "activate", {"task": "When are invoices generated each month?",
-                                          "initial_goal": "g", "scope": scope}))
+    opened = ok(
+        post(
+            client,
+            "activate",
+            {
+                "task": "When are invoices generated each month?",
+                "initial_goal": "g",
+                "scope": scope,
+            },
+        )
+    )
     assert opened["memories"]
-    error = err(post(client, "commit", {"session_id": opened["session_id"], "final_goal": "g",
-                                        "outcome": "success", "outcome_summary": "done",
-                                        "verification": VERIFIED}), 409, "incomplete_feedback")
+    error = err(
+        post(
+            client,
+            "commit",
+            {
+                "session_id": opened["session_id"],
+                "final_goal": "g",
+                "outcome": "success",
+                "outcome_summary": "done",
+                "verification": VERIFIED,
+            },
+        ),
+        409,
+        "incomplete_feedback",
+    )
     assert error["retryable"] is True and error["outstanding"]

@@ -23,8 +23,11 @@ class Command(SlowaveCommand):
         parser.add_argument("action", choices=("create", "revoke", "list"))
         parser.add_argument("id", nargs="?", type=int, help="revoke: token id (see `token list`)")
         parser.add_argument("--user", help="create: owner's username; revoke: only their tokens")
-        parser.add_argument("--name", help="create: a label (e.g. the agent's machine); "
-                            "revoke: every active token with this label")
+        parser.add_argument(
+            "--name",
+            help="create: a label (e.g. the agent's machine); "
+            "revoke: every active token with this label",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         action = options["action"]
@@ -38,11 +41,16 @@ class Command(SlowaveCommand):
                 self.emit({"ok": True, "data": {"id": row.pk, "name": row.name, "token": token}})
             else:
                 self.stdout.write(token)
-                self.stderr.write(f"token {row.pk} ({row.name}) for {options['user']}; "
-                                  "shown once, store it now")
+                self.stderr.write(
+                    f"token {row.pk} ({row.name}) for {options['user']}; shown once, store it now"
+                )
         elif action == "revoke":
-            rows = token_revoke(token_id=options["id"], name=options["name"],
-                                username=options["user"], now=timezone.now())
+            rows = token_revoke(
+                token_id=options["id"],
+                name=options["name"],
+                username=options["user"],
+                now=timezone.now(),
+            )
             if self.as_json:
                 self.emit({"ok": True, "data": {"revoked": [r.pk for r in rows]}})
             else:
@@ -54,5 +62,7 @@ class Command(SlowaveCommand):
             else:
                 for row in rows:
                     state = "revoked" if row["revoked_at"] else "active"
-                    self.stdout.write(f"{row['id']}\t{row['user']}\t{row['name']}\t{state}\t"
-                                      f"last used {row['last_used_at'] or 'never'}")
+                    self.stdout.write(
+                        f"{row['id']}\t{row['user']}\t{row['name']}\t{state}\t"
+                        f"last used {row['last_used_at'] or 'never'}"
+                    )
