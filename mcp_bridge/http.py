@@ -7,8 +7,8 @@ the auth decision itself (memory.services.tokens).
 
 Stateless mode keeps no per-client session in memory: any worker can answer any request and a
 restart loses nothing. The price is that MCP `clientInfo` is not known on tool calls (each
-request is its own connection), so sessions opened over HTTP record the token's user as the
-client identity instead.
+request is its own connection), so sessions opened here record no client name, and the
+client identity is the server's SLOWAVE_CLIENT_IDENTITY, as over stdio.
 """
 
 from __future__ import annotations

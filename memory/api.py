@@ -123,7 +123,7 @@ def activate(request: HttpRequest) -> dict[str, Any]:
     client = ClientInfo(
         name=request.headers.get("X-Slowave-Client", "rest")[:100],
         version=request.headers.get("X-Slowave-Client-Version", "")[:50],
-        identity=caller.name,
+        identity=caller.client_identity,
     )
     data = _parse(request, ActivateIn)
     return _call("memory.services.activate.session_activate", data=data, client=client)

@@ -48,6 +48,12 @@ class Caller:
     is_staff: bool = False
     user_id: int | None = None
 
+    @property
+    def client_identity(self) -> str:
+        """Identity recorded on sessions: the token's user, else the server's configured one
+        (so a continuity begun over stdio MCP carries on over tokenless or env-token REST)."""
+        return self.name if self.via == "token" else settings.SLOWAVE_CLIENT_IDENTITY
+
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()

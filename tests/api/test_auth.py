@@ -95,3 +95,20 @@ def test_it_creates_and_revokes_tokens_from_the_command_line(client) -> None:
     ok(client.get("/api/stats", **REMOTE, **_bearer(token)))
     call_command("token", "revoke", "--name", "ci", stdout=io.StringIO())
     err(client.get("/api/stats", **REMOTE, **_bearer(token)), 401, "unauthorized")
+
+
+def test_it_records_the_token_user_as_the_client_of_a_session(client) -> None:
+    from memory.models import Session
+
+    opened = ok(
+        post(
+            client,
+            "activate",
+            {"task": "t", "initial_goal": "g", "scope": fresh_scope()},
+            HTTP_X_SLOWAVE_CLIENT="my-agent",
+            **REMOTE,
+            **_bearer(_token(name="desk")),
+        )
+    )
+    session = Session.objects.get(pk=opened["session_id"])
+    assert (session.client_name, session.client_identity) == ("my-agent", "agent-desk")

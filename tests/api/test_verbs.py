@@ -146,3 +146,18 @@ def test_it_maps_incomplete_feedback_to_409(client) -> None:
         "incomplete_feedback",
     )
     assert error["retryable"] is True and error["outstanding"]
+
+
+def test_it_maps_each_error_code_to_one_http_status() -> None:
+    from slowave_site.api import status_for
+
+    expected = {
+        "invalid_input": 400,
+        "unauthorized": 401,
+        "forbidden": 403,
+        "not_found": 404,
+        "incomplete_feedback": 409,
+        "internal_error": 500,
+        "storage_busy": 503,
+    }
+    assert {code: status_for(code) for code in expected} == expected
