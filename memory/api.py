@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
@@ -92,14 +94,22 @@ class StaffAuth(CallerAuth):
 router = Router(auth=CallerAuth(), tags=["slowave"])
 
 
+def _invalid_body(message: str) -> InvalidInput:
+    return InvalidInput(message, field_errors=[{"path": "", "message": message}])
+
+
 def _parse(request: HttpRequest, model: type[BaseModel], *, empty_ok: bool = False) -> Any:
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        raise _invalid_body(f"request body is larger than {limit} bytes") from None
     raw: Any = {}
-    if request.body.strip() or not empty_ok:
+    if body.strip() or not empty_ok:
         try:
-            raw = json.loads(request.body)
+            raw = json.loads(body)
         except (ValueError, UnicodeDecodeError):
-            message = "request body must be a JSON object"
-            raise InvalidInput(message, field_errors=[{"path": "", "message": message}]) from None
+            raise _invalid_body("request body must be a JSON object") from None
     return parse_input(model, raw)
 
 

@@ -73,3 +73,16 @@ def test_it_refuses_a_bad_token_on_mcp_and_keeps_rest_beside_it(live_url: str) -
     assert json.loads(caught.value.read())["error"]["code"] == "unauthorized"
     with urllib.request.urlopen(f"{live_url}/api/health", timeout=10) as response:
         assert json.loads(response.read()) == {"ok": True, "data": {"status": "ok"}}
+
+
+def test_it_refuses_a_foreign_host_header_on_mcp(live_url: str) -> None:
+    # DNS rebinding: a web page whose name resolves to 127.0.0.1 must not reach tokenless MCP.
+    request = urllib.request.Request(
+        f"{live_url}/mcp",
+        method="POST",
+        data=b"{}",
+        headers={"Host": "evil.example", "Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=10)
+    assert caught.value.code == 421

@@ -161,3 +161,10 @@ def test_it_maps_each_error_code_to_one_http_status() -> None:
         "storage_busy": 503,
     }
     assert {code: status_for(code) for code in expected} == expected
+
+
+def test_it_answers_an_oversized_body_with_invalid_input(client, settings) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    body = {"task": "x" * 2000, "initial_goal": "g", "scope": "project:big"}
+    error = err(post(client, "activate", body), 400, "invalid_input")
+    assert "larger than 1000 bytes" in error["message"]
