@@ -81,7 +81,8 @@ def token_revoke(
     username: str | None = None,
     now: datetime,
 ) -> list[ApiToken]:
-    """Revoke by row id, or by label (optionally for one user). Idempotent; returns the rows."""
+    """Revoke by row id, or by label (optionally for one user); returns the rows revoked.
+    NotFound when no active token matches, so a typo is not mistaken for success."""
     rows = ApiToken.objects.filter(revoked_at__isnull=True)
     if token_id is not None:
         rows = rows.filter(pk=token_id)
