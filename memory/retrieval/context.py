@@ -17,6 +17,9 @@ from memory.retrieval.candidates import MemoryRow, load_memories
 SEEDS = 30  # only the strongest matches lend context
 CONTEXT_SHARE = 0.80  # a neighbour may be admitted at this share of its best neighbour's topical
 CONTEXT_WEIGHT = 0.25  # and ranks higher by this share of it
+# A neighbour must be somewhat on-topic itself (0.30, just under the floor) to be lent
+# admission; one that is not still surfaces through an association edge, if it has one.
+CONTEXT_MIN_OWN = 0.30
 
 
 def _positions(pks: list[int]) -> dict[int, tuple[str, int]]:

@@ -173,7 +173,8 @@ def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float, now: 
         if item.context:
             item.score += context.CONTEXT_WEIGHT * item.context
             item.details["context"] = round(item.context, 4)
-        admitted = max(item.topical, context.CONTEXT_SHARE * item.context)
+        lent = context.CONTEXT_SHARE * item.context if item.topical >= context.CONTEXT_MIN_OWN else 0.0
+        admitted = max(item.topical, lent)
         needed = max(floor, CROSS_SCOPE_TOPICAL) if memory.scope != scope else floor
         if admitted >= needed:
             scored.append(item)

@@ -163,11 +163,6 @@ def test_it_shows_the_next_remember_as_an_associated_memory(mcp):
     full_feedback(mcp, recalled, assessment="used")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="recall's neighbouring-turn context (c80c419) admits the adjacent remember "
-    "directly, where scenario 37 expects it on the associated pathway; to be settled with issue 3",
-)
 def test_it_shows_the_very_next_remember_as_an_associated_memory(mcp):
     scope = fresh_scope()
     first, second = _remember_pair_used_together(mcp, scope, recall_between=False)
