@@ -149,9 +149,9 @@ def _recall_billing_database(mcp: McpClient, scope: str) -> dict:
 
 
 def test_it_shows_the_next_remember_as_an_associated_memory(mcp):
-    # Consecutive remembers with a recall between them: recall's neighbouring-turn context
-    # (memory/retrieval/context.py) reads only adjacent events, so the pair meets only through
-    # the temporal association this pass maintains.
+    # Consecutive remembers with a recall between them: not adjacent events, so recall's
+    # neighbouring-turn context (memory/retrieval/context.py) plays no part and the pair meets
+    # only through the temporal association this pass maintains.
     scope = fresh_scope()
     first, second = _remember_pair_used_together(mcp, scope, recall_between=True)
     recalled = _recall_billing_database(mcp, scope)
