@@ -1,8 +1,10 @@
 """Loading a Slowave export (`slowave import FILE --format export`, spec §9).
 
 Rows keep their ids, so references stay valid and a re-export is byte-identical; ids already
-in use are listed and nothing is written. The whole file is read and checked first, then one
-transaction inserts everything and the FTS and vector indexes are rebuilt.
+in use are listed and nothing is written. With `remap`, colliding integer ids are renumbered
+and references rewritten first (export_remap); string ids in use still refuse the import. The
+whole file is read and checked first, then one transaction inserts everything and the FTS and
+vector indexes are rebuilt.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from memory import embeddings, lexical
 from memory.errors import InvalidInput
 from memory.models import Cursor, Episode, Event, Exposure, Memory, Procedure, Prototype, Support
 from memory.services.export import CHILDREN, DERIVED, FORMAT, RECORD_MODELS, VERSION
+from memory.services.export_remap import remap_rows
 from memory.vectors import get_index
 
 # Insert order; foreign keys are checked at commit, so only readability depends on it.
@@ -154,18 +157,34 @@ def _reindex(rows: dict[type[models.Model], list[models.Model]], now: datetime) 
 
 
 def export_import(
-    *, lines: Iterable[str], now: datetime, progress: Progress | None = None
+    *,
+    lines: Iterable[str],
+    now: datetime,
+    progress: Progress | None = None,
+    remap: bool = False,
 ) -> dict[str, Any]:
-    """Insert an export into this store under its own ids; all or nothing."""
+    """Insert an export into this store, all or nothing.
+
+    Rows keep their ids; with `remap`, integer ids already in use are renumbered (and every
+    reference to them rewritten) instead of refusing the import.
+    """
     rows = export_parse(lines=lines)
-    taken = _collisions(rows)
-    if taken:
-        raise InvalidInput(
-            f"{len(taken)}+ ids of this export are already in use ({', '.join(taken[:10])}); "
-            "import into an empty store"
-        )
+    report: dict[str, Any] = {}
     try:
         with transaction.atomic():
+            if remap:
+                report = remap_rows(rows)
+            taken = _collisions(rows)
+            if taken:
+                hint = (
+                    "--remap renumbers only integer ids; these rows are already in this store"
+                    if remap
+                    else "import into an empty store, or pass --remap"
+                )
+                raise InvalidInput(
+                    f"{len(taken)}+ ids of this export are already in use "
+                    f"({', '.join(taken[:10])}); {hint}"
+                )
             for model in ORDER:
                 model.objects.bulk_create(rows[model], batch_size=500)
                 if progress:
@@ -177,4 +196,4 @@ def export_import(
             _reindex(rows, now)
     except IntegrityError as exc:
         raise InvalidInput(f"the export conflicts with stored data: {exc}") from None
-    return {"imported": {m.__name__: len(rows[m]) for m in ORDER if rows[m]}}
+    return {"imported": {m.__name__: len(rows[m]) for m in ORDER if rows[m]}, **report}

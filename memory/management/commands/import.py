@@ -1,4 +1,4 @@
-"""`slowave import FILE --scope kind:id [--dry-run]` (transcripts) or `--format export`."""
+"""`slowave import FILE --scope kind:id [--dry-run]`, or `--format export [--remap]`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from memory.services.transcripts import transcripts_import
 class Command(SlowaveCommand):
     help = (
         "Import a JSONL transcript ({session_key, role, content, occurred_at?, metadata?} per "
-        "line) into --scope, or a Slowave export with --format export. All or nothing."
+        "line) into --scope, or a Slowave export with --format export. All or nothing: an "
+        "export whose ids are already in use is refused with the colliding ids listed, unless "
+        "--remap renumbers them."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -24,6 +26,17 @@ class Command(SlowaveCommand):
         parser.add_argument("--scope", help="target scope for transcripts (kind:id)")
         parser.add_argument("--format", choices=["transcript", "export"], default="transcript")
         parser.add_argument("--dry-run", action="store_true", help="validate and report only")
+        parser.add_argument(
+            "--remap",
+            action="store_true",
+            help=(
+                "export only: give memories, events, episodes, prototypes, supports and other "
+                "integer-keyed rows whose id is taken fresh ids, rewriting every reference to "
+                "them (foreign keys, sch_N/evt_N/ep_N/pro_N target ids and JSON refs). String "
+                "ids (sess_, cont_, proc_, ctx_/rec_, cur_, fbe_) are never renumbered: one in "
+                "use means those rows are already here, and the import is refused"
+            ),
+        )
 
     def _lines(self, name: str) -> list[str]:
         if name == "-":
@@ -42,8 +55,12 @@ class Command(SlowaveCommand):
             if options["scope"] or options["dry_run"]:
                 raise CommandError("--scope and --dry-run apply to transcripts only", returncode=2)
             with self.progress("Importing export") as advance:
-                report = export_import(lines=lines, now=now, progress=advance)
+                report = export_import(
+                    lines=lines, now=now, progress=advance, remap=options["remap"]
+                )
         else:
+            if options["remap"]:
+                raise CommandError("--remap applies to --format export only", returncode=2)
             if not options["scope"]:
                 raise CommandError("--scope is required for a transcript import", returncode=2)
             with self.progress("Importing sessions") as advance:
@@ -64,6 +81,12 @@ class Command(SlowaveCommand):
             self.stdout.write(
                 "Imported: " + ", ".join(f"{k} {v}" for k, v in report["imported"].items())
             )
+            if report.get("remapped"):
+                self.stdout.write(
+                    "Renumbered: " + ", ".join(f"{k} {v}" for k, v in report["remapped"].items())
+                )
+            for old, new in report.get("memory_ids", {}).items():
+                self.stdout.write(f"{old} -> {new}")
             return
         if report["dry_run"]:
             self.stdout.write(
