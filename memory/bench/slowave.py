@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from memory.bench.locomo_data import Sample
 from memory.bench.results import MAX_ITEMS, QuestionResult, RankedItem
+from memory.models import Event, Memory, Support
 from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn
 from memory.services.activate import session_activate
 from memory.services.commit import session_commit
@@ -93,11 +94,30 @@ def make_runner(consolidate: Callable[[str], None] | None = None) -> Callable[[S
     return run
 
 
+def consolidated_turns(sample: Sample, scope: str) -> dict[str, list[str]]:
+    """Consolidated memories stand for the turns of their member episodes (spec §13.1 step 7)."""
+    by_content: dict[str, list[str]] = defaultdict(list)
+    for turn in sample.turns:
+        by_content[turn.content].append(turn.dia_id)
+    episode_events: dict[int, set[int]] = defaultdict(set)
+    members = Support.objects.filter(scope=scope, kind=Support.Kind.CONSOLIDATED_MEMBER,
+                                     memory__origin=Memory.Origin.CONSOLIDATED, episode__isnull=False)
+    for memory_id, event_ids in members.values_list("memory_id", "episode__event_ids"):
+        episode_events[memory_id].update(event_ids or [])
+    contents = dict(Event.objects.filter(pk__in={e for ids in episode_events.values() for e in ids})
+                    .values_list("pk", "content"))
+    return {
+        f"sch_{memory_id}": sorted({d for e in events for d in by_content.get(contents.get(e, ""), [])})
+        for memory_id, events in episode_events.items()
+    }
+
+
 def run_sample(sample: Sample, consolidate: Callable[[str], None] | None = None) -> list[QuestionResult]:
     scope = f"project:locomo-{sample.sample_id}"
     behind = ingest(sample, scope)
     if consolidate is not None:
         consolidate(scope)
+        behind.update(consolidated_turns(sample, scope))
     results = []
     for question in sample.questions:
         items, timings = ask(question.question, scope, behind)
