@@ -162,10 +162,21 @@ def _open_memory_by_search(world: World) -> None:
     rows[0].find_element(By.LINK_TEXT, world.memory_id).click()
 
 
-def _message(driver: Any) -> str:
+def _message(driver: Any, expected: str, timeout: float = 15.0) -> str:
+    """The page's messages once `expected` shows: a click navigates, and until the new page has
+    loaded the old one's elements go stale under the reader."""
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
-    return " ".join(el.text for el in driver.find_elements(By.CSS_SELECTOR, "ul.messagelist li"))
+    def read(_: Any) -> str | bool:
+        text = " ".join(el.text for el in driver.find_elements(By.CSS_SELECTOR, "ul.messagelist li"))
+        return text if expected in text else False
+
+    try:
+        return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(read)
+    except TimeoutException:
+        return " ".join(el.text for el in driver.find_elements(By.CSS_SELECTOR, "ul.messagelist li"))
 
 
 def test_it_finds_suppresses_and_restores_a_memory_seen_by_agents(world: World) -> None:
@@ -190,13 +201,13 @@ def test_it_finds_suppresses_and_restores_a_memory_seen_by_agents(world: World) 
         "Rotation moved to 30 days; this misleads agents."
     )
     driver.find_element(By.ID, "confirm-suppress").click()
-    assert f"Suppressed {world.memory_id}" in _message(driver)
+    assert f"Suppressed {world.memory_id}" in _message(driver, f"Suppressed {world.memory_id}")
     assert "forgotten" in driver.find_element(By.CSS_SELECTOR, ".sw-facts").text
     assert "Rotation moved to 30 days" in driver.find_element(By.ID, "forget-log").text
     assert world.memory_id not in _recalled(world.mcp)
 
     driver.find_element(By.ID, "restore-button").click()
-    assert f"Restored {world.memory_id} to active" in _message(driver)
+    assert f"Restored {world.memory_id} to active" in _message(driver, f"Restored {world.memory_id}")
     assert world.memory_id in _recalled(world.mcp)
 
 
@@ -207,7 +218,9 @@ def test_it_rejects_a_suppression_without_a_reason(world: World) -> None:
     driver.get(f"{world.base}/admin/memory/memory/{world.memory_id[4:]}/forget/")
     driver.execute_script("document.getElementById('id_reason').removeAttribute('required')")
     driver.find_element(By.ID, "confirm-suppress").click()
-    assert "This field is required" in driver.page_source
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 15).until(lambda d: "This field is required" in d.page_source)
     assert world.memory_id in _recalled(world.mcp)
 
 
