@@ -199,6 +199,7 @@ class Memory(models.Model):
         indexes = [
             models.Index(fields=["scope", "status"]),
             models.Index(fields=["scope", "occurred_at"]),
+            models.Index(fields=["generalization_stage", "status"]),
         ]
 
     @property

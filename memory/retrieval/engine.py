@@ -196,7 +196,7 @@ def _order(items: list[Scored]) -> list[Scored]:
     current = sorted((it for it in items if it.obj.status == Memory.Status.ACTIVE), key=key)
     historical = sorted((it for it in items if it.obj.status == Memory.Status.STALE), key=key)
     ordered: list[Scored] = []
-    kept_vectors: list[np.ndarray] = []
+    kept_vectors = _Kept(len(items))
     placed = {it.obj.pk: it for it in current}
     followers: dict[int, list[Scored]] = {}
     orphans: list[Scored] = []
@@ -210,18 +210,30 @@ def _order(items: list[Scored]) -> list[Scored]:
             if _near_duplicate(candidate, kept_vectors):
                 continue
             ordered.append(candidate)
-            if candidate.vector is not None:
-                kept_vectors.append(candidate.vector)
+            kept_vectors.add(candidate.vector)
     for it in orphans:
         if not _near_duplicate(it, kept_vectors):
             ordered.append(it)
     return ordered
 
 
-def _near_duplicate(item: Scored, kept: list[np.ndarray]) -> bool:
-    if item.vector is None or not kept:
+class _Kept:
+    """Vectors already placed, in one preallocated matrix (no restacking per candidate)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.rows = np.zeros((max(capacity, 1), embeddings.DIMENSIONS), dtype=np.float32)
+        self.count = 0
+
+    def add(self, vector: np.ndarray | None) -> None:
+        if vector is not None:
+            self.rows[self.count] = vector
+            self.count += 1
+
+
+def _near_duplicate(item: Scored, kept: _Kept) -> bool:
+    if item.vector is None or not kept.count:
         return False
-    return bool(np.max(np.stack(kept) @ item.vector) >= DUPLICATE_COSINE)
+    return bool(np.max(kept.rows[: kept.count] @ item.vector) >= DUPLICATE_COSINE)
 
 
 def _rank_procedures(cue: _Cue, scope: str, floor: float) -> list[Scored]:
