@@ -32,15 +32,36 @@ class Command(BaseCommand):
         scale.add_argument("--embedder", choices=["sentence-transformers", "hash"])
         scale.add_argument("--db", help="SQLite file to use (default: a temporary one)")
         scale.add_argument("--out", help="write the JSON report here")
+        consolidate = sub.add_parser("consolidate", help="clustering pass throughput (synthetic episodes)")
+        consolidate.add_argument("--episodes", type=int, required=True)
+        consolidate.add_argument("--scopes", type=int, default=10)
+        consolidate.add_argument("--out", help="write the JSON report here")
 
     def handle(self, *args, **options) -> None:
         if options["bench"] == "scale":
             return self._scale(options)
+        if options["bench"] == "consolidate":
+            return self._consolidate_bench(options)
         self._locomo(options)
 
-    def _scale(self, options) -> None:
+    def _consolidate_bench(self, options) -> None:
+        from consolidation.bench import run
+
+        try:
+            report = run(options["episodes"], scopes=options["scopes"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        self._emit(report, options["out"])
+
+    def _emit(self, report, out: str | None) -> None:
         import json
 
+        text = json.dumps(report, indent=2, default=str)
+        if out:
+            Path(out).write_text(text + "\n")
+        self.stdout.write(text)
+
+    def _scale(self, options) -> None:
         from memory.bench.scale import run_scale
 
         if options["memories"] < 1 or options["scopes"] < 1 or options["queries"] < 1:
@@ -50,10 +71,7 @@ class Command(BaseCommand):
         _use_scratch_database(options["db"])
         report = run_scale(memories=options["memories"], scopes=options["scopes"],
                            queries=options["queries"], log=lambda m: self.stderr.write(m))
-        text = json.dumps(report, indent=2)
-        if options["out"]:
-            Path(options["out"]).write_text(text + "\n")
-        self.stdout.write(text)
+        self._emit(report, options["out"])
 
     def _locomo(self, options) -> None:
         from rich.console import Console
