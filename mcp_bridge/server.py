@@ -33,9 +33,9 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
+from mcp_bridge.tools import TOOLS
 from memory.errors import InvalidInput, SlowaveError, as_slowave_error
 from memory.schemas import parse_input
-from mcp_bridge.tools import TOOLS
 
 logger = logging.getLogger(__name__)
 

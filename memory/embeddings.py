@@ -40,7 +40,7 @@ class HashEmbedder:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         for row, text in enumerate(texts):
             words = TOKEN_RE.findall(text.lower())
-            for feature in words + [f"{a} {b}" for a, b in zip(words, words[1:])]:
+            for feature in words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]:
                 digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
                 value = int.from_bytes(digest, "little")
                 out[row, value % DIMENSIONS] += 1.0 if (value >> 32) & 1 else -1.0
@@ -127,7 +127,9 @@ def encode(texts: list[str]) -> np.ndarray | None:
 
 
 def warm_up_in_background() -> threading.Thread:
-    thread = threading.Thread(target=lambda: encode(["warm up"]), name="embedder-warmup", daemon=True)
+    thread = threading.Thread(
+        target=lambda: encode(["warm up"]), name="embedder-warmup", daemon=True
+    )
     thread.start()
     return thread
 

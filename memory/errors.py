@@ -9,8 +9,13 @@ class SlowaveError(Exception):
     code = "internal_error"
     retryable = True
 
-    def __init__(self, message: str, *, field_errors: list[dict[str, str]] | None = None,
-                 outstanding: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        field_errors: list[dict[str, str]] | None = None,
+        outstanding: Any = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.field_errors = field_errors

@@ -49,10 +49,12 @@ def document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> dict
     if not scopes:
         return {term: 0 for term in terms}
     placeholders = ", ".join(["%s"] * len(scopes))
-    part = (f"SELECT %s, count(*) FROM fts_{kind} WHERE fts_{kind} MATCH %s "
-            f"AND scope IN ({placeholders})")
+    part = (
+        f"SELECT %s, count(*) FROM fts_{kind} WHERE fts_{kind} MATCH %s "
+        f"AND scope IN ({placeholders})"
+    )
     for start in range(0, len(terms), 200):
-        chunk = terms[start:start + 200]
+        chunk = terms[start : start + 200]
         params: list[object] = []
         for term in chunk:
             params += [term, f'"{term}"', *scopes]

@@ -16,12 +16,28 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from memory.errors import InvalidInput
 
 MEMORY_TYPES = (
-    "fact", "preference", "decision", "constraint", "instruction",
-    "lesson", "warning", "open_question", "task", "artifact",
+    "fact",
+    "preference",
+    "decision",
+    "constraint",
+    "instruction",
+    "lesson",
+    "warning",
+    "open_question",
+    "task",
+    "artifact",
 )
 MemoryTypeName = Literal[
-    "fact", "preference", "decision", "constraint", "instruction",
-    "lesson", "warning", "open_question", "task", "artifact",
+    "fact",
+    "preference",
+    "decision",
+    "constraint",
+    "instruction",
+    "lesson",
+    "warning",
+    "open_question",
+    "task",
+    "artifact",
 ]
 CONTINUITY_RE = re.compile(r"^cont_[A-Za-z0-9_-]{32,96}$")
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
@@ -95,12 +111,22 @@ Scope = Annotated[str, Field(description="Memory scope as kind:id, e.g. project:
 
 
 class ActivateIn(Strict):
-    task: str = Field(min_length=1, max_length=20_000, description="The task, verbatim: the main retrieval cue.")
-    initial_goal: str = Field(min_length=1, max_length=2_000, description="What done looks like for this task.")
+    task: str = Field(
+        min_length=1, max_length=20_000, description="The task, verbatim: the main retrieval cue."
+    )
+    initial_goal: str = Field(
+        min_length=1, max_length=2_000, description="What done looks like for this task."
+    )
     scope: Scope
-    continuity_id: str | None = Field(default=None, description="cont_… id from an earlier activation, to correlate sessions.")
-    task_context: dict[str, Any] | None = Field(default=None, description="Structured context (≤16 KiB, depth ≤5).")
-    semantic_context: str | None = Field(default=None, max_length=4_000, description="Extra free text to steer retrieval.")
+    continuity_id: str | None = Field(
+        default=None, description="cont_… id from an earlier activation, to correlate sessions."
+    )
+    task_context: dict[str, Any] | None = Field(
+        default=None, description="Structured context (≤16 KiB, depth ≤5)."
+    )
+    semantic_context: str | None = Field(
+        default=None, max_length=4_000, description="Extra free text to steer retrieval."
+    )
 
     _scope = field_validator("scope")(classmethod(lambda cls, v: check_scope(v)))
 
@@ -122,18 +148,31 @@ class ActivateIn(Strict):
 
 
 class RememberItem(Strict):
-    content: str = Field(min_length=1, max_length=8_000, description="One standalone durable claim.")
+    content: str = Field(
+        min_length=1, max_length=8_000, description="One standalone durable claim."
+    )
     type: MemoryTypeName = Field(description="Kind of claim.")
-    occurred_at: str | None = Field(default=None, description="When it happened, RFC 3339 with offset.")
+    occurred_at: str | None = Field(
+        default=None, description="When it happened, RFC 3339 with offset."
+    )
 
 
 class RememberIn(Strict):
     scope: Scope
     session_id: str = Field(description="sess_… id from slowave_activate.")
-    content: str | None = Field(default=None, min_length=1, max_length=8_000, description="One standalone durable claim (scalar form).")
+    content: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=8_000,
+        description="One standalone durable claim (scalar form).",
+    )
     type: MemoryTypeName | None = Field(default=None, description="Kind of claim (scalar form).")
-    occurred_at: str | None = Field(default=None, description="When it happened, RFC 3339 with offset (scalar form).")
-    memories: list[RememberItem] | None = Field(default=None, min_length=1, max_length=256, description="Batch form: up to 256 claims.")
+    occurred_at: str | None = Field(
+        default=None, description="When it happened, RFC 3339 with offset (scalar form)."
+    )
+    memories: list[RememberItem] | None = Field(
+        default=None, min_length=1, max_length=256, description="Batch form: up to 256 claims."
+    )
 
     _scope = field_validator("scope")(classmethod(lambda cls, v: check_scope(v)))
 
@@ -160,11 +199,21 @@ class RememberIn(Strict):
 class RecallIn(Strict):
     session_id: str = Field(description="sess_… id from slowave_activate.")
     scope: Scope
-    query: str | None = Field(default=None, max_length=4_000, description="What you need to know now.")
-    task_context: dict[str, Any] | None = Field(default=None, description="Merged into the session's context.")
-    semantic_context: str | None = Field(default=None, max_length=4_000, description="Extra free text to steer retrieval.")
-    evidence: Literal["references", "full"] = Field(default="references", description="full adds evidence content.")
-    continue_from: str | None = Field(default=None, description="cur_… cursor from a previous page.")
+    query: str | None = Field(
+        default=None, max_length=4_000, description="What you need to know now."
+    )
+    task_context: dict[str, Any] | None = Field(
+        default=None, description="Merged into the session's context."
+    )
+    semantic_context: str | None = Field(
+        default=None, max_length=4_000, description="Extra free text to steer retrieval."
+    )
+    evidence: Literal["references", "full"] = Field(
+        default="references", description="full adds evidence content."
+    )
+    continue_from: str | None = Field(
+        default=None, description="cur_… cursor from a previous page."
+    )
 
     _scope = field_validator("scope")(classmethod(lambda cls, v: check_scope(v)))
 
@@ -194,45 +243,83 @@ class RecallIn(Strict):
 class MemoryFeedback(Strict):
     memory_id: str = Field(max_length=40, description="sch_… id shown by the retrieval.")
     assessment: str = Field(max_length=40, description="used | irrelevant | stale.")
-    relevance: str | None = Field(default=None, max_length=40, description="relevant | irrelevant | uncertain.")
-    effect: str | None = Field(default=None, max_length=40, description="For used: helped (default) | no_effect | harmed.")
-    stale_reason: str | None = Field(default=None, max_length=40, description="For stale: contradicted | superseded | outdated | unsupported | withdrawn.")
-    replacement_memory_id: str | None = Field(default=None, max_length=40, description="Current memory that replaces a stale one.")
-    reason: str | None = Field(default=None, max_length=2_000, description="Why; required for stale.")
+    relevance: str | None = Field(
+        default=None, max_length=40, description="relevant | irrelevant | uncertain."
+    )
+    effect: str | None = Field(
+        default=None, max_length=40, description="For used: helped (default) | no_effect | harmed."
+    )
+    stale_reason: str | None = Field(
+        default=None,
+        max_length=40,
+        description="For stale: contradicted | superseded | outdated | unsupported | withdrawn.",
+    )
+    replacement_memory_id: str | None = Field(
+        default=None, max_length=40, description="Current memory that replaces a stale one."
+    )
+    reason: str | None = Field(
+        default=None, max_length=2_000, description="Why; required for stale."
+    )
 
 
 class ProcedureFeedback(Strict):
     procedure_id: str = Field(max_length=80, description="proc_… id shown by the retrieval.")
     use: str = Field(max_length=40, description="used | not_used.")
-    effect: str = Field(default="unknown", max_length=40, description="helped | no_effect | harmed | unknown.")
-    contribution: str | None = Field(default=None, max_length=2_000, description="Required when used: what it contributed.")
+    effect: str = Field(
+        default="unknown", max_length=40, description="helped | no_effect | harmed | unknown."
+    )
+    contribution: str | None = Field(
+        default=None, max_length=2_000, description="Required when used: what it contributed."
+    )
     reason: str | None = Field(default=None, max_length=2_000)
 
 
 class FeedbackRecord(Strict):
-    retrieval_id: str = Field(max_length=40, description="ctx_… or rec_… id of the retrieval assessed.")
+    retrieval_id: str = Field(
+        max_length=40, description="ctx_… or rec_… id of the retrieval assessed."
+    )
     memory_feedback: list[MemoryFeedback] | None = Field(default=None, max_length=256)
     procedure_feedback: list[ProcedureFeedback] | None = Field(default=None, max_length=64)
     retrieval_quality: str | None = Field(default=None, max_length=2_000)
     missing: list[Annotated[str, Field(max_length=500)]] | None = Field(default=None, max_length=32)
-    coverage: Literal["partial", "complete"] = Field(default="partial", description="complete = every shown item is assessed.")
+    coverage: Literal["partial", "complete"] = Field(
+        default="partial", description="complete = every shown item is assessed."
+    )
 
 
 class FeedbackIn(Strict):
-    retrieval_id: str | None = Field(default=None, max_length=40, description="ctx_… or rec_… id of the retrieval assessed.")
+    retrieval_id: str | None = Field(
+        default=None, max_length=40, description="ctx_… or rec_… id of the retrieval assessed."
+    )
     memory_feedback: list[MemoryFeedback] | None = Field(default=None, max_length=256)
     procedure_feedback: list[ProcedureFeedback] | None = Field(default=None, max_length=64)
     retrieval_quality: str | None = Field(default=None, max_length=2_000)
     missing: list[Annotated[str, Field(max_length=500)]] | None = Field(default=None, max_length=32)
-    coverage: Literal["partial", "complete"] | None = Field(default=None, description="complete = every shown item is assessed (default partial).")
-    items: list[FeedbackRecord] | None = Field(default=None, min_length=1, max_length=64, description="Batch form: one record per retrieval.")
+    coverage: Literal["partial", "complete"] | None = Field(
+        default=None, description="complete = every shown item is assessed (default partial)."
+    )
+    items: list[FeedbackRecord] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="Batch form: one record per retrieval.",
+    )
 
     @model_validator(mode="after")
     def _form(self) -> FeedbackIn:
-        scalar_fields = ("retrieval_id", "memory_feedback", "procedure_feedback", "retrieval_quality", "missing", "coverage")
+        scalar_fields = (
+            "retrieval_id",
+            "memory_feedback",
+            "procedure_feedback",
+            "retrieval_quality",
+            "missing",
+            "coverage",
+        )
         if self.items is not None:
             if any(getattr(self, name) is not None for name in scalar_fields):
-                raise RuleViolation("items", "items is mutually exclusive with scalar feedback fields")
+                raise RuleViolation(
+                    "items", "items is mutually exclusive with scalar feedback fields"
+                )
         elif not self.retrieval_id:
             raise RuleViolation("retrieval_id", "retrieval_id is required")
         return self
@@ -255,7 +342,9 @@ class FeedbackIn(Strict):
 class Verification(Strict):
     status: Literal["verified", "partially_verified", "unverified"]
     summary: str = Field(min_length=1, max_length=4_000)
-    evidence_refs: list[Annotated[str, Field(max_length=500)]] = Field(default_factory=list, max_length=32)
+    evidence_refs: list[Annotated[str, Field(max_length=500)]] = Field(
+        default_factory=list, max_length=32
+    )
 
 
 class CommitProcedureStep(Strict):
@@ -267,8 +356,12 @@ class CommitProcedure(Strict):
     goal: str | None = Field(default=None, max_length=1_000, description="Defaults to final_goal.")
     summary: str = Field(min_length=1, max_length=2_000)
     context: dict[str, Any] = Field(default_factory=dict)
-    steps: list[CommitProcedureStep] = Field(min_length=1, max_length=64, description="Objects: [{summary}].")
-    caveats: list[Annotated[str, Field(min_length=1, max_length=1_000)]] = Field(default_factory=list, max_length=32)
+    steps: list[CommitProcedureStep] = Field(
+        min_length=1, max_length=64, description="Objects: [{summary}]."
+    )
+    caveats: list[Annotated[str, Field(min_length=1, max_length=1_000)]] = Field(
+        default_factory=list, max_length=32
+    )
     deduplication_key: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_.:-]{0,63}$")
 
     @field_validator("context")
@@ -289,7 +382,9 @@ class CommitIn(Strict):
     outcome: Literal["success", "partial", "failure"]
     outcome_summary: str = Field(min_length=1, max_length=8_000)
     verification: Verification
-    procedure: CommitProcedure | None = Field(default=None, description="A reusable procedure learnt in this task.")
+    procedure: CommitProcedure | None = Field(
+        default=None, description="A reusable procedure learnt in this task."
+    )
     trajectory: list[TrajectoryEntry] | None = Field(default=None, max_length=32)
 
 
@@ -322,7 +417,10 @@ def validation_error(exc: ValidationError, prefix: str = "") -> InvalidInput:
 
 def parse_input(model: type[BaseModel], raw: Any) -> Any:
     if not isinstance(raw, dict):
-        raise InvalidInput("arguments must be an object", field_errors=[{"path": "", "message": "arguments must be an object"}])
+        raise InvalidInput(
+            "arguments must be an object",
+            field_errors=[{"path": "", "message": "arguments must be an object"}],
+        )
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

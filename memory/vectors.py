@@ -27,7 +27,9 @@ class VectorIndex(Protocol):
         self, kind: str, vector: np.ndarray, k: int, scopes: list[str]
     ) -> list[tuple[int, float]]: ...
 
-    def knn_all_scopes(self, kind: str, vector: np.ndarray, k: int) -> list[tuple[int, float, str]]: ...
+    def knn_all_scopes(
+        self, kind: str, vector: np.ndarray, k: int
+    ) -> list[tuple[int, float, str]]: ...
 
 
 class SqliteVecIndex:
@@ -74,7 +76,9 @@ class SqliteVecIndex:
                 f"SELECT rowid, distance, scope FROM vec_{kind} WHERE embedding MATCH %s AND k = %s",
                 [to_blob(vector), k],
             )
-            return [(int(row_id), 1.0 - float(distance), scope) for row_id, distance, scope in cursor]
+            return [
+                (int(row_id), 1.0 - float(distance), scope) for row_id, distance, scope in cursor
+            ]
 
 
 def _check_kind(kind: str) -> None:

@@ -123,7 +123,9 @@ SLOWAVE_REAPER_POLL_SECONDS = env_float("SLOWAVE_REAPER_POLL_SECONDS", 120.0)
 SLOWAVE_CONSOLIDATE_INTERVAL = env_int("SLOWAVE_CONSOLIDATE_INTERVAL", 300)
 SLOWAVE_DECAY_IDLE_DAYS = env_float("SLOWAVE_DECAY_IDLE_DAYS", 30.0)
 SLOWAVE_DECAY_HALF_LIFE_DAYS = env_float("SLOWAVE_DECAY_HALF_LIFE_DAYS", 90.0)
-SLOWAVE_EMBEDDER = env_choice("SLOWAVE_EMBEDDER", "sentence-transformers", ("sentence-transformers", "hash"))
+SLOWAVE_EMBEDDER = env_choice(
+    "SLOWAVE_EMBEDDER", "sentence-transformers", ("sentence-transformers", "hash")
+)
 SLOWAVE_EMBEDDING_MODEL = env_str("SLOWAVE_EMBEDDING_MODEL", "")
 SLOWAVE_VECTOR_BACKEND = env_choice(
     "SLOWAVE_VECTOR_BACKEND", "auto", ("auto", "sqlite-vec", "numpy", "pgvector")

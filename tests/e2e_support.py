@@ -70,7 +70,9 @@ class McpClient:
     tools: list[types.Tool] = field(default_factory=list)
     initialize_result: types.InitializeResult | None = None
 
-    def call(self, name: str, arguments: Any = None, *, timeout: float | None = None) -> dict[str, Any]:
+    def call(
+        self, name: str, arguments: Any = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
         """Call a tool and return its envelope (after checking the reply contract)."""
         return check_envelope(self.call_result(name, arguments, timeout=timeout))
 
@@ -81,7 +83,9 @@ class McpClient:
         request = _RawToolCall(params={"name": name, "arguments": arguments})
         return self.portal.call(
             lambda: self.session.send_request(
-                request, types.CallToolResult, request_read_timeout_seconds=timeout or DEFAULT_TIMEOUT
+                request,
+                types.CallToolResult,
+                request_read_timeout_seconds=timeout or DEFAULT_TIMEOUT,
             )
         )
 
@@ -147,9 +151,7 @@ def spawn_server(
             started = time.monotonic()
             try:
                 connected = stack.enter_context(
-                    portal.wrap_async_context_manager(
-                        _connect(params, errlog, client_info, marker)
-                    )
+                    portal.wrap_async_context_manager(_connect(params, errlog, client_info, marker))
                 )
             except Exception as exc:
                 raise RuntimeError(f"mcp_serve failed to start:\n{_tail(stderr_path)}") from exc

@@ -202,7 +202,10 @@ def load_minilm_encoder() -> Encode:
 
     def encode(texts: list[str]) -> np.ndarray:
         vectors = model.encode(
-            texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True,
+            texts,
+            batch_size=64,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)

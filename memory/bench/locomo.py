@@ -81,8 +81,10 @@ def run_locomo(
     if slowave_runner is not None:
         results["slowave"], seconds["slowave"] = [], 0.0
         for sample in samples:
-            say(f"slowave: {sample.sample_id} ({len(sample.turns)} turns, "
-                f"{len(sample.questions)} questions)")
+            say(
+                f"slowave: {sample.sample_id} ({len(sample.turns)} turns, "
+                f"{len(sample.questions)} questions)"
+            )
             start = time.perf_counter()
             results["slowave"].extend(_check(sample, list(slowave_runner(sample))))
             seconds["slowave"] += time.perf_counter() - start
@@ -119,7 +121,9 @@ def run_locomo(
                 "bm25": {"tokens": "[a-z0-9]+", "k1": 1.5, "b": 0.75, "idf": "okapi, eps 0.25"},
                 "rrf": {"k": bl.RRF_K, "depth": bl.RRF_DEPTH},
                 "embedder": embedder_name,
-            } if baselines else None,
+            }
+            if baselines
+            else None,
             "slowave_version": _version(),
             "python": platform.python_version(),
             **(config or {}),
@@ -140,8 +144,13 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m memory.bench.locomo", description="LoCoMo benchmark (spec §13.1)."
     )
     parser.add_argument("path", help="LoCoMo-layout JSON file, e.g. locomo10.json")
-    parser.add_argument("--baseline", action="append", choices=bl.BASELINES, default=[],
-                        help="plain-RAG baseline to run (repeatable)")
+    parser.add_argument(
+        "--baseline",
+        action="append",
+        choices=bl.BASELINES,
+        default=[],
+        help="plain-RAG baseline to run (repeatable)",
+    )
     parser.add_argument("--out", help="write the JSON report here")
     parser.add_argument("--details", action="store_true", help="per-question rows in the JSON")
     return parser
@@ -167,8 +176,12 @@ def main(argv: Sequence[str] | None = None, slowave_runner: SlowaveRunner | None
     errors = Console(stderr=True)
     try:
         report = run_locomo(
-            args.path, baselines=args.baseline, slowave_runner=slowave_runner, out=args.out,
-            details=args.details, log=lambda m: errors.log(m) if errors.is_terminal else None,
+            args.path,
+            baselines=args.baseline,
+            slowave_runner=slowave_runner,
+            out=args.out,
+            details=args.details,
+            log=lambda m: errors.log(m) if errors.is_terminal else None,
         )
     except (OSError, ValueError) as exc:
         errors.print(f"[red]error:[/red] {exc}")

@@ -120,9 +120,7 @@ def _parse_sample(raw: dict[str, Any]) -> Sample:
     sample_id = str(raw["sample_id"])
     conversation = raw["conversation"]
     sessions: list[Session] = []
-    numbers = sorted(
-        int(m.group(1)) for key in conversation if (m := SESSION_KEY_RE.match(key))
-    )
+    numbers = sorted(int(m.group(1)) for key in conversation if (m := SESSION_KEY_RE.match(key)))
     for n in numbers:
         raw_date = conversation.get(f"session_{n}_date_time") or ""
         occurred_at = parse_session_date(raw_date)
@@ -182,7 +180,6 @@ def load_locomo(path: str | Path) -> list[Sample]:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             # One message naming the sample beats a bare KeyError from deep inside parsing.
             raise ValueError(
-                f"{path}: sample {position} is not in LoCoMo layout "
-                f"({type(exc).__name__}: {exc})"
+                f"{path}: sample {position} is not in LoCoMo layout ({type(exc).__name__}: {exc})"
             ) from exc
     return samples

@@ -19,7 +19,11 @@ ADVERSARIAL_PREFIX_CHARS = 600
 RECALL_KS = (5, 10, 20)
 CATEGORIES = (1, 2, 3, 4, 5)
 CATEGORY_NAMES = {
-    1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial",
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
 }
 
 
@@ -133,8 +137,11 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
     latency = {}
     for kind in kinds:
         calls = [ms for r in rows for ms in r["latency_ms"].get(kind, [])]
-        latency[kind] = {"calls": len(calls), "p50_ms": percentile(calls, 50),
-                         "p95_ms": percentile(calls, 95)}
+        latency[kind] = {
+            "calls": len(calls),
+            "p50_ms": percentile(calls, 50),
+            "p95_ms": percentile(calls, 95),
+        }
     return {
         "categories": categories,
         "overall": _summary(rows, primary),

@@ -25,7 +25,8 @@ def method_table(name: str, summary: Mapping[str, Any]) -> Table:
     primary = summary.get("primary_latency") or "call"
     # Compact box and headers so the table fits 80 columns (non-TTY output, CI logs).
     table = Table(
-        title=f"LoCoMo — {name} (latency: ms per {primary} call)", title_justify="left",
+        title=f"LoCoMo — {name} (latency: ms per {primary} call)",
+        title_justify="left",
         box=box.SIMPLE_HEAD,
     )
     table.add_column("category", no_wrap=True)

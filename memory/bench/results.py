@@ -10,8 +10,18 @@ from memory.bench.locomo_data import Question
 MAX_ITEMS = 20  # spec §13.1 step 5: the hypothesis is the first 20 returned items
 
 _MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
 
 

@@ -11,7 +11,9 @@ from memory.retrieval.engine import Ranking, topical_against
 MIN_EDGE_WEIGHT = 0.50
 
 
-def neighbours(*, ranking: Ranking, scope: str, floor: float) -> dict[int, list[tuple[Memory, float, float]]]:
+def neighbours(
+    *, ranking: Ranking, scope: str, floor: float
+) -> dict[int, list[tuple[Memory, float, float]]]:
     """parent pk → [(neighbour, edge weight, topical)] for eligible neighbours outside the catalog."""
     direct = {it.obj.pk: it for it in ranking.memories}
     if not direct or ranking.cue is None:
@@ -29,10 +31,13 @@ def neighbours(*, ranking: Ranking, scope: str, floor: float) -> dict[int, list[
     out: dict[int, list[tuple[Memory, float, float]]] = {}
     for (parent, other), weight in sorted(best.items()):
         memory = others.get(other)
-        if memory is None or memory.status != Memory.Status.ACTIVE or not stage_visible(memory, scope):
+        if (
+            memory is None
+            or memory.status != Memory.Status.ACTIVE
+            or not stage_visible(memory, scope)
+        ):
             continue
         topical = topical_against(ranking.cue, memory)
         if topical >= 0.5 * floor:
             out.setdefault(parent, []).append((memory, weight, topical))
     return out
-

@@ -26,8 +26,19 @@ class Pool:
 
 
 ROW_FIELDS = (
-    "pk", "type", "content", "scope", "status", "origin", "generalization_stage", "salience",
-    "superseded_by_id", "occurred_at", "created_at", "provenance", "embedding",
+    "pk",
+    "type",
+    "content",
+    "scope",
+    "status",
+    "origin",
+    "generalization_stage",
+    "salience",
+    "superseded_by_id",
+    "occurred_at",
+    "created_at",
+    "provenance",
+    "embedding",
 )
 
 
@@ -68,7 +79,10 @@ class EpisodeRow:
 
 def load_episodes(ids: set[int], scope: str) -> list[EpisodeRow]:
     fields = ("pk", "session_id", "content", "recorded_at", "occurred_at", "salience", "embedding")
-    return [EpisodeRow(*row) for row in Episode.objects.filter(pk__in=ids, scope=scope).values_list(*fields)]
+    return [
+        EpisodeRow(*row)
+        for row in Episode.objects.filter(pk__in=ids, scope=scope).values_list(*fields)
+    ]
 
 
 def scope_kind(scope: str) -> str:
@@ -83,7 +97,9 @@ def searchable_scopes(scope: str) -> list[str]:
         .values_list("scope", "generalization_stage")
         .distinct()
     )
-    others = sorted({s for s, stage in promoted if stage >= 2 or scope_kind(s) == scope_kind(scope)})
+    others = sorted(
+        {s for s, stage in promoted if stage >= 2 or scope_kind(s) == scope_kind(scope)}
+    )
     return [scope, *others]
 
 

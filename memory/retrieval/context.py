@@ -30,7 +30,9 @@ def _positions(pks: list[int]) -> dict[int, tuple[str, int]]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT m.id, e.session_id, e.seq FROM memory_memory m "
-            f"JOIN memory_event e ON e.id = m.source_event_id WHERE m.id IN ({marks})", pks)
+            f"JOIN memory_event e ON e.id = m.source_event_id WHERE m.id IN ({marks})",
+            pks,
+        )
         return {pk: (session_id, seq) for pk, session_id, seq in cursor}
 
 
@@ -46,7 +48,9 @@ def _around(positions: dict[int, tuple[str, int]]) -> dict[tuple[str, int], int]
         cursor.execute(
             "SELECT m.id, e.session_id, e.seq FROM memory_memory m "
             "JOIN memory_event e ON e.id = m.source_event_id "
-            f"WHERE e.session_id IN ({marks_s}) AND e.seq IN ({marks_q})", [*sessions, *seqs])
+            f"WHERE e.session_id IN ({marks_s}) AND e.seq IN ({marks_q})",
+            [*sessions, *seqs],
+        )
         return {(s, q): pk for pk, s, q in cursor if (s, q) in wanted}
 
 
@@ -71,4 +75,3 @@ def add_context(items: list[Any], score_rows: Callable[[list[MemoryRow]], list[A
                 continue
             neighbour.context = max(neighbour.context, source.topical)
     return everything
-

@@ -14,7 +14,14 @@ from memory import embeddings, lexical
 from memory.models import Memory, Procedure, Session
 from memory.retrieval import context, scoring
 from memory.retrieval.candidates import (
-    ELIGIBLE_STATUSES, Pool, load_episodes, load_memories, pool_for, scope_factor, searchable_scopes, stage_visible,
+    ELIGIBLE_STATUSES,
+    Pool,
+    load_episodes,
+    load_memories,
+    pool_for,
+    scope_factor,
+    searchable_scopes,
+    stage_visible,
 )
 from memory.retrieval.context import add_context
 from memory.retrieval.facets import split_facets
@@ -67,17 +74,25 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
     scopes = searchable_scopes(scope)
     idf_of = _idf_table(cue, scope)
     prepared = _Cue(
-        facets=facets, vectors=vectors, window=_window(cue, scope, now),
+        facets=facets,
+        vectors=vectors,
+        window=_window(cue, scope, now),
         terms=[scoring.facet_terms(f, idf_of) for f in facets],
     )
-    memories, capped = _rank_memories(prepared, scope, scopes, floor, now, with_context=kind == "recall")
+    memories, capped = _rank_memories(
+        prepared, scope, scopes, floor, now, with_context=kind == "recall"
+    )
     if kind == "activate":
         memories = _apply_margin(memories, len(facets), settings.SLOWAVE_RELATIVE_MARGIN)
     memories = _order(memories)
     procedures = _rank_procedures(prepared, scope, floor)
     return Ranking(
-        facets=facets, truncated=truncated or capped, lexical_only=vectors is None,
-        memories=memories, procedures=procedures, cue=prepared,
+        facets=facets,
+        truncated=truncated or capped,
+        lexical_only=vectors is None,
+        memories=memories,
+        procedures=procedures,
+        cue=prepared,
     )
 
 
@@ -86,8 +101,14 @@ def topical_against(cue: _Cue, memory: Memory) -> float:
     vector = embeddings.from_blob(memory.embedding)
     best = 0.0
     for i in range(len(cue.facets)):
-        cos = float(cue.vectors[i] @ vector) if cue.vectors is not None and vector is not None else 0.0
-        best = max(best, scoring.topical(cos, scoring.coverage(cue.terms[i], stems(memory.content))))
+        cos = (
+            float(cue.vectors[i] @ vector)
+            if cue.vectors is not None and vector is not None
+            else 0.0
+        )
+        best = max(
+            best, scoring.topical(cos, scoring.coverage(cue.terms[i], stems(memory.content)))
+        )
     return best
 
 
@@ -108,9 +129,18 @@ def _idf_table(cue: str, scope: str) -> dict[str, float]:
     return {term: scoring.idf(n_items, df) for term, df in frequencies.items()}
 
 
-def _score_item(item: Scored, cue: _Cue, pools: list[Pool], row_id: int, text_stems: frozenset[str],
-                salience: float, moment: datetime | None, factor: float, stale: bool,
-                recency: float = 0.0) -> None:
+def _score_item(
+    item: Scored,
+    cue: _Cue,
+    pools: list[Pool],
+    row_id: int,
+    text_stems: frozenset[str],
+    salience: float,
+    moment: datetime | None,
+    factor: float,
+    stale: bool,
+    recency: float = 0.0,
+) -> None:
     temporal = temporal_bonus(cue.window, moment) if cue.window else recency
     if cue.vectors is not None and item.vector is not None:
         cosines = (cue.vectors @ item.vector).tolist()
@@ -121,8 +151,15 @@ def _score_item(item: Scored, cue: _Cue, pools: list[Pool], row_id: int, text_st
         cov = scoring.coverage(cue.terms[i], text_stems)
         top = scoring.topical(cos, cov)
         fused = scoring.rrf(pools[i].dense.get(row_id), pools[i].lexical.get(row_id))
-        score = scoring.combined(topical_score=top, rrf_score=fused, salience=salience,
-                                 temporal=temporal, scope_factor=factor, stale=stale, coverage_score=cov)
+        score = scoring.combined(
+            topical_score=top,
+            rrf_score=fused,
+            salience=salience,
+            temporal=temporal,
+            scope_factor=factor,
+            stale=stale,
+            coverage_score=cov,
+        )
         item.facet_topical.append(top)
         if score > item.score:
             item.score, item.facet = score, i
@@ -130,8 +167,14 @@ def _score_item(item: Scored, cue: _Cue, pools: list[Pool], row_id: int, text_st
     item.topical = max(item.facet_topical, default=0.0)
     if best is not None:
         cos, cov, top, fused = best
-        item.details = {"cos": round(cos, 4), "coverage": round(cov, 4), "topical": round(top, 4),
-                        "rrf": round(fused, 4), "temporal": round(temporal, 4), "score": round(item.score, 4)}
+        item.details = {
+            "cos": round(cos, 4),
+            "coverage": round(cov, 4),
+            "topical": round(top, 4),
+            "rrf": round(fused, 4),
+            "temporal": round(temporal, 4),
+            "score": round(item.score, 4),
+        }
 
 
 def _gather(cue: _Cue, kind: str, scopes: list[str]) -> list[Pool]:
@@ -150,14 +193,24 @@ def _recency(weight: float, moment: datetime, now: datetime, half_life_days: flo
 def _score_memory(cue: _Cue, pools: list[Pool], memory, scope: str, now: datetime) -> Scored:
     item = Scored(obj=memory, vector=embeddings.from_blob(memory.embedding))
     moment = memory.occurred_at or memory.created_at
-    _score_item(item, cue, pools, memory.pk, stems(memory.content), memory.salience,
-                moment, scope_factor(memory, scope), memory.status == Memory.Status.STALE,
-                recency=_recency(MEMORY_RECENCY, moment, now, MEMORY_RECENCY_HALF_LIFE_DAYS))
+    _score_item(
+        item,
+        cue,
+        pools,
+        memory.pk,
+        stems(memory.content),
+        memory.salience,
+        moment,
+        scope_factor(memory, scope),
+        memory.status == Memory.Status.STALE,
+        recency=_recency(MEMORY_RECENCY, moment, now, MEMORY_RECENCY_HALF_LIFE_DAYS),
+    )
     return item
 
 
-def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float, now: datetime,
-                   with_context: bool) -> tuple[list[Scored], bool]:
+def _rank_memories(
+    cue: _Cue, scope: str, scopes: list[str], floor: float, now: datetime, with_context: bool
+) -> tuple[list[Scored], bool]:
     pools = _gather(cue, "memory", scopes)
     ids = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
 
@@ -173,7 +226,9 @@ def _rank_memories(cue: _Cue, scope: str, scopes: list[str], floor: float, now: 
         if item.context:
             item.score += context.CONTEXT_WEIGHT * item.context
             item.details["context"] = round(item.context, 4)
-        lent = context.CONTEXT_SHARE * item.context if item.topical >= context.CONTEXT_MIN_OWN else 0.0
+        lent = (
+            context.CONTEXT_SHARE * item.context if item.topical >= context.CONTEXT_MIN_OWN else 0.0
+        )
         admitted = max(item.topical, lent)
         needed = max(floor, CROSS_SCOPE_TOPICAL) if memory.scope != scope else floor
         if admitted >= needed:
@@ -188,7 +243,9 @@ def scoring_pool_floor(pools: list[Pool]) -> int:
 
 def _apply_margin(items: list[Scored], n_facets: int, margin: float) -> list[Scored]:
     best = [max((it.facet_topical[i] for it in items), default=0.0) for i in range(n_facets)]
-    return [it for it in items if any(it.facet_topical[i] >= best[i] - margin for i in range(n_facets))]
+    return [
+        it for it in items if any(it.facet_topical[i] >= best[i] - margin for i in range(n_facets))
+    ]
 
 
 def _order(items: list[Scored]) -> list[Scored]:
@@ -241,12 +298,16 @@ def _rank_procedures(cue: _Cue, scope: str, floor: float) -> list[Scored]:
     keys = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
     if not keys:
         return []
-    rows = list(Procedure.objects.filter(index_key__in=keys, scope=scope, status=Procedure.Status.ACTIVE))
+    rows = list(
+        Procedure.objects.filter(index_key__in=keys, scope=scope, status=Procedure.Status.ACTIVE)
+    )
     doc_stems = {p.pk: stems(f"{p.goal} {p.summary}") for p in rows}
     admitted = []
     for proc in rows:
         item = Scored(obj=proc, vector=embeddings.from_blob(proc.embedding))
-        _score_item(item, cue, pools, proc.index_key, doc_stems[proc.pk], 1.0, proc.created_at, 1.0, False)
+        _score_item(
+            item, cue, pools, proc.index_key, doc_stems[proc.pk], 1.0, proc.created_at, 1.0, False
+        )
         if item.topical >= floor or _discriminative(cue, proc.pk, doc_stems):
             admitted.append(item)
     return admitted
@@ -275,8 +336,18 @@ def _rank_episodes(cue: _Cue, scope: str, floor: float, now: datetime) -> list[S
     for episode in load_episodes(ids, scope):
         item = Scored(obj=episode, vector=embeddings.from_blob(episode.embedding))
         moment = episode.occurred_at or episode.recorded_at
-        _score_item(item, cue, pools, episode.pk, stems(episode.content), episode.salience,
-                    moment, 1.0, False, recency=_recency(EPISODE_RECENCY, moment, now))
+        _score_item(
+            item,
+            cue,
+            pools,
+            episode.pk,
+            stems(episode.content),
+            episode.salience,
+            moment,
+            1.0,
+            False,
+            recency=_recency(EPISODE_RECENCY, moment, now),
+        )
         if item.topical >= floor:
             out.append(item)
     out.sort(key=lambda it: (-it.score, it.obj.pk))

@@ -57,8 +57,13 @@ class Entry:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "ref": self.ref, "kind": self.kind, "pathway": self.pathway, "currency": self.currency,
-            "scores": self.scores, "payload": self.payload, "parent": self.parent,
+            "ref": self.ref,
+            "kind": self.kind,
+            "pathway": self.pathway,
+            "currency": self.currency,
+            "scores": self.scores,
+            "payload": self.payload,
+            "parent": self.parent,
         }
 
 
@@ -101,7 +106,9 @@ def build_pages(
             return pages
 
 
-def _neighbours(page: list[Entry], associated: dict[str, list[Entry]], shown: set[str]) -> list[Entry]:
+def _neighbours(
+    page: list[Entry], associated: dict[str, list[Entry]], shown: set[str]
+) -> list[Entry]:
     parent_score = {e.ref: e.scores.get("score", 0.0) for e in page}
     options = [n for e in page for n in associated.get(e.ref, [])]
     options.sort(key=lambda n: (-(n.weight * parent_score[n.parent]), n.ref))
@@ -117,7 +124,7 @@ def _neighbours(page: list[Entry], associated: dict[str, list[Entry]], shown: se
 
 
 def accessible_field(pages: list[dict[str, Any]], index: int) -> dict[str, Any]:
-    rest = pages[index + 1:]
+    rest = pages[index + 1 :]
     memories = [m for p in rest for m in p["memories"]]
     procedures = [p for page in rest for p in page["procedures"]]
     if not memories and not procedures:

@@ -23,8 +23,11 @@ def memory_payload(memory: Memory, *, scope: str, query: str, pathway: str) -> d
     content, truncated = excerpt(memory.content, query)
     currency = "historical" if memory.status == Memory.Status.STALE else "current"
     payload: dict[str, Any] = {
-        "memory_id": memory_ref(memory.pk), "type": memory.type, "content": content,
-        "pathway": pathway, "currency": currency,
+        "memory_id": memory_ref(memory.pk),
+        "type": memory.type,
+        "content": content,
+        "pathway": pathway,
+        "currency": currency,
     }
     if truncated:
         payload["content_truncated"] = True
@@ -52,8 +55,12 @@ def _caveats(proc: Procedure) -> list[str]:
 
 def procedure_preview(proc: Procedure, *, scope: str) -> dict[str, Any]:
     payload = {
-        "procedure_id": proc.pk, "goal": proc.goal, "summary": proc.summary,
-        "outcome": proc.outcome, "outcome_summary": proc.outcome_summary, "caveats": _caveats(proc),
+        "procedure_id": proc.pk,
+        "goal": proc.goal,
+        "summary": proc.summary,
+        "outcome": proc.outcome,
+        "outcome_summary": proc.outcome_summary,
+        "caveats": _caveats(proc),
     }
     if proc.scope != scope:
         payload["origin_scope"] = proc.scope
@@ -81,17 +88,24 @@ def procedure_full(proc: Procedure, *, scope: str) -> dict[str, Any]:
                 counts[key] = counts.get(key, 0) + 1
     contributions = [
         {
-            "effect": row.effect, "contribution": row.contribution,
-            "outcome": row.retrieval.session.outcome, "outcome_summary": row.retrieval.session.outcome_summary,
+            "effect": row.effect,
+            "contribution": row.contribution,
+            "outcome": row.retrieval.session.outcome,
+            "outcome_summary": row.retrieval.session.outcome_summary,
             "occurred_at": epoch(row.created_at),
         }
         for row in sorted(rows, key=lambda r: r.created_at, reverse=True)
         if row.use == "used" and row.contribution
     ][:3]
-    payload.update({
-        "context": proc.context, "steps": proc.steps, "created_at": epoch(proc.created_at),
-        "evidence": counts, "contributions": contributions,
-    })
+    payload.update(
+        {
+            "context": proc.context,
+            "steps": proc.steps,
+            "created_at": epoch(proc.created_at),
+            "evidence": counts,
+            "contributions": contributions,
+        }
+    )
     return payload
 
 
@@ -100,11 +114,21 @@ def net_feedback(proc_id: str) -> int:
     return sum(r.effect == "helped" for r in rows) - 2 * sum(r.effect == "harmed" for r in rows)
 
 
-def _evidence_item(evidence_id: str, source_kind: str, recorded_at, occurred_at, ref: dict[str, str],
-                   content: str, full: bool) -> dict[str, Any]:
+def _evidence_item(
+    evidence_id: str,
+    source_kind: str,
+    recorded_at,
+    occurred_at,
+    ref: dict[str, str],
+    content: str,
+    full: bool,
+) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "evidence_id": evidence_id, "source_kind": source_kind,
-        "recorded_at": epoch(recorded_at), "occurred_at": epoch(occurred_at), "source_ref": ref,
+        "evidence_id": evidence_id,
+        "source_kind": source_kind,
+        "recorded_at": epoch(recorded_at),
+        "occurred_at": epoch(occurred_at),
+        "source_ref": ref,
     }
     if full:
         item["content"] = content[:EVIDENCE_CONTENT_LIMIT]
@@ -113,10 +137,24 @@ def _evidence_item(evidence_id: str, source_kind: str, recorded_at, occurred_at,
 
 
 def event_evidence(event: Event, memory_pk: int, full: bool) -> dict[str, Any]:
-    return _evidence_item(f"evt_{event.pk}", "event", event.recorded_at, event.occurred_at,
-                          {"kind": "memory", "id": memory_ref(memory_pk)}, event.content, full)
+    return _evidence_item(
+        f"evt_{event.pk}",
+        "event",
+        event.recorded_at,
+        event.occurred_at,
+        {"kind": "memory", "id": memory_ref(memory_pk)},
+        event.content,
+        full,
+    )
 
 
 def episode_evidence(episode, full: bool) -> dict[str, Any]:
-    return _evidence_item(f"ep_{episode.pk}", "episode", episode.recorded_at, episode.occurred_at,
-                          {"kind": "session", "id": episode.session_id}, episode.content, full)
+    return _evidence_item(
+        f"ep_{episode.pk}",
+        "episode",
+        episode.recorded_at,
+        episode.occurred_at,
+        {"kind": "session", "id": episode.session_id},
+        episode.content,
+        full,
+    )

@@ -65,8 +65,20 @@ def salience_prior(salience: float) -> float:
 
 
 def combined(
-    *, topical_score: float, rrf_score: float, salience: float, temporal: float,
-    scope_factor: float, stale: bool, coverage_score: float = 0.0,
+    *,
+    topical_score: float,
+    rrf_score: float,
+    salience: float,
+    temporal: float,
+    scope_factor: float,
+    stale: bool,
+    coverage_score: float = 0.0,
 ) -> float:
-    base = topical_score + COVERAGE_WEIGHT * coverage_score + RRF_WEIGHT * rrf_score + SALIENCE_WEIGHT * salience_prior(salience) + temporal
+    base = (
+        topical_score
+        + COVERAGE_WEIGHT * coverage_score
+        + RRF_WEIGHT * rrf_score
+        + SALIENCE_WEIGHT * salience_prior(salience)
+        + temporal
+    )
     return base * scope_factor * (STALE_FACTOR if stale else 1.0)

@@ -13,14 +13,30 @@ MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
 NUMBER_WORDS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple": 2, "few": 3,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "couple": 2,
+    "few": 3,
 }
-_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)\s+"
-                  r"(day|week|month|year)s?\s+ago\b")
+_AGO = re.compile(
+    r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)\s+"
+    r"(day|week|month|year)s?\s+ago\b"
+)
 _RELATIVE = re.compile(r"\b(this|last|past|previous)\s+(week|month|year)\b")
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_MONTH = re.compile(r"\b(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b\.?(?:\s+(\d{4}))?")
+_MONTH = re.compile(
+    r"\b(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b\.?(?:\s+(\d{4}))?"
+)
 
 
 @dataclass(frozen=True)
@@ -65,7 +81,9 @@ def parse_window(text: str, now: datetime) -> Window | None:
         return _relative(match.group(1), match.group(2), now, today)
     if match := _ISO.search(lowered):
         try:
-            start = datetime(int(match.group(1)), int(match.group(2)), int(match.group(3)), tzinfo=UTC)
+            start = datetime(
+                int(match.group(1)), int(match.group(2)), int(match.group(3)), tzinfo=UTC
+            )
         except ValueError:
             return None
         return Window(start, start + timedelta(days=1))
@@ -94,7 +112,9 @@ def _relative(which: str, unit: str, now: datetime, today: datetime) -> Window:
             return _month_window(now.year, now.month)
         return Window(now - timedelta(days=45), now - timedelta(days=15))
     if current:
-        return Window(datetime(now.year, 1, 1, tzinfo=UTC), datetime(now.year + 1, 1, 1, tzinfo=UTC))
+        return Window(
+            datetime(now.year, 1, 1, tzinfo=UTC), datetime(now.year + 1, 1, 1, tzinfo=UTC)
+        )
     return Window(datetime(now.year - 1, 1, 1, tzinfo=UTC), datetime(now.year, 1, 1, tzinfo=UTC))
 
 

@@ -32,15 +32,18 @@ def _warnings(scope: str, cold: bool, lexical_only: bool) -> list[dict[str, str]
     if cold:
         warnings.append({"code": "cold_start", "message": COLD_START})
         similar = sorted(
-            s for s in Memory.objects.exclude(scope=scope).values_list("scope", flat=True).distinct()
+            s
+            for s in Memory.objects.exclude(scope=scope).values_list("scope", flat=True).distinct()
             if _fold(s) == _fold(scope)
         )
         if similar:
-            warnings.append({
-                "code": "scope_fragmentation",
-                "message": f"scope {scope} looks like existing scope {similar[0]}; "
-                           "use one spelling so memories are shared",
-            })
+            warnings.append(
+                {
+                    "code": "scope_fragmentation",
+                    "message": f"scope {scope} looks like existing scope {similar[0]}; "
+                    "use one spelling so memories are shared",
+                }
+            )
     if lexical_only:
         warnings.append({"code": "lexical_only", "message": LEXICAL_ONLY})
     return warnings
@@ -50,18 +53,42 @@ def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> 
     with transaction.atomic():
         continuity, continuity_state = continuity_resolve(data=data, client=client, now=now)
         session = Session.objects.create(
-            id=new_session_id(), scope=data.scope, scope_kind=data.scope.partition(":")[0],
-            continuity=continuity, task=data.task, initial_goal=data.initial_goal,
-            task_context=data.task_context or {}, semantic_context=data.semantic_context or "",
-            client_name=client.name, client_version=client.version, client_identity=client.identity,
-            started_at=now, last_activity_at=now,
+            id=new_session_id(),
+            scope=data.scope,
+            scope_kind=data.scope.partition(":")[0],
+            continuity=continuity,
+            task=data.task,
+            initial_goal=data.initial_goal,
+            task_context=data.task_context or {},
+            semantic_context=data.semantic_context or "",
+            client_name=client.name,
+            client_version=client.version,
+            client_identity=client.identity,
+            started_at=now,
+            last_activity_at=now,
         )
-        event_append(session=session, kind=Event.Kind.TASK_STARTED, content=data.task, now=now,
-                     metadata={"initial_goal": data.initial_goal})
-        cold = not Memory.objects.filter(scope=data.scope).exclude(status=Memory.Status.FORGOTTEN).exists()
-        cue = build_cue(data.task, data.initial_goal, data.semantic_context, flatten_context(data.task_context))
+        event_append(
+            session=session,
+            kind=Event.Kind.TASK_STARTED,
+            content=data.task,
+            now=now,
+            metadata={"initial_goal": data.initial_goal},
+        )
+        cold = (
+            not Memory.objects.filter(scope=data.scope)
+            .exclude(status=Memory.Status.FORGOTTEN)
+            .exists()
+        )
+        cue = build_cue(
+            data.task, data.initial_goal, data.semantic_context, flatten_context(data.task_context)
+        )
         retrieval, page = retrieval_publish(
-            session=session, kind="activate", query=data.task, cue=cue, evidence_mode="references", now=now,
+            session=session,
+            kind="activate",
+            query=data.task,
+            cue=cue,
+            evidence_mode="references",
+            now=now,
         )
         lexical_only = page.pop("lexical_only")
         return {

@@ -19,34 +19,60 @@ def feedback_gaps(*, session: Session) -> list[dict[str, Any]]:
     """One outstanding entry per retrieval whose shown items lack accepted feedback."""
     outstanding = []
     for retrieval in session.retrievals.order_by("created_at", "id"):
-        exposed = set(Exposure.objects.filter(retrieval=retrieval).values_list("target_kind", "target_id"))
+        exposed = set(
+            Exposure.objects.filter(retrieval=retrieval).values_list("target_kind", "target_id")
+        )
         if not exposed:
             continue
-        accepted = FeedbackEvent.objects.filter(retrieval=retrieval, status=FeedbackEvent.Status.ACCEPTED)
-        assessed = set(accepted.exclude(target_kind="retrieval").values_list("target_kind", "target_id"))
+        accepted = FeedbackEvent.objects.filter(
+            retrieval=retrieval, status=FeedbackEvent.Status.ACCEPTED
+        )
+        assessed = set(
+            accepted.exclude(target_kind="retrieval").values_list("target_kind", "target_id")
+        )
         declared = accepted.filter(target_kind="retrieval", coverage="complete").exists()
         missing = sorted(exposed - assessed)
         if missing or not declared:
-            outstanding.append({
-                "retrieval_id": retrieval.id,
-                "memory_ids": [t for k, t in missing if k == "memory"],
-                "procedure_ids": [t for k, t in missing if k == "procedure"],
-                "coverage_declared_complete": declared,
-            })
+            outstanding.append(
+                {
+                    "retrieval_id": retrieval.id,
+                    "memory_ids": [t for k, t in missing if k == "memory"],
+                    "procedure_ids": [t for k, t in missing if k == "procedure"],
+                    "coverage_declared_complete": declared,
+                }
+            )
     return outstanding
 
 
-def procedure_store(*, session: Session, spec: CommitProcedure, final_goal: str, outcome: str,
-                    outcome_summary: str, now: datetime) -> Procedure:
+def procedure_store(
+    *,
+    session: Session,
+    spec: CommitProcedure,
+    final_goal: str,
+    outcome: str,
+    outcome_summary: str,
+    now: datetime,
+) -> Procedure:
     proc = Procedure.objects.create(
-        id=procedure_id(session.id), index_key=procedure_index_key(session.id), session=session,
-        scope=session.scope, goal=spec.goal or final_goal, summary=spec.summary, context=spec.context,
-        steps=[s.model_dump() for s in spec.steps], caveats=list(spec.caveats), outcome=outcome,
-        outcome_summary=outcome_summary, deduplication_key=None, created_at=now,
+        id=procedure_id(session.id),
+        index_key=procedure_index_key(session.id),
+        session=session,
+        scope=session.scope,
+        goal=spec.goal or final_goal,
+        summary=spec.summary,
+        context=spec.context,
+        steps=[s.model_dump() for s in spec.steps],
+        caveats=list(spec.caveats),
+        outcome=outcome,
+        outcome_summary=outcome_summary,
+        deduplication_key=None,
+        created_at=now,
     )
     if spec.deduplication_key:
         older = Procedure.objects.filter(
-            scope=session.scope, deduplication_key=spec.deduplication_key, status=Procedure.Status.ACTIVE
+            scope=session.scope,
+            deduplication_key=spec.deduplication_key,
+            status=Procedure.Status.ACTIVE,
         )
         older.update(status=Procedure.Status.SUPERSEDED, superseded_by=proc)
         Procedure.objects.filter(pk=proc.pk).update(deduplication_key=spec.deduplication_key)
@@ -55,31 +81,59 @@ def procedure_store(*, session: Session, spec: CommitProcedure, final_goal: str,
     lexical.index("procedure", proc.index_key, proc.scope, text)
     vectors = embeddings.encode([text])
     if vectors is not None:
-        Procedure.objects.filter(pk=proc.pk).update(embedding=embeddings.to_blob(vectors[0]), embedded_at=now)
+        Procedure.objects.filter(pk=proc.pk).update(
+            embedding=embeddings.to_blob(vectors[0]), embedded_at=now
+        )
         get_index().upsert("procedure", proc.index_key, proc.scope, vectors[0])
     return proc
 
 
 def session_close(
-    *, session: Session, outcome: str, outcome_summary: str, final_goal: str,
-    verification: dict[str, Any], ended_by: str, now: datetime,
-    procedure: CommitProcedure | None = None, trajectory_events: list[tuple[str, str, str]] = (),
+    *,
+    session: Session,
+    outcome: str,
+    outcome_summary: str,
+    final_goal: str,
+    verification: dict[str, Any],
+    ended_by: str,
+    now: datetime,
+    procedure: CommitProcedure | None = None,
+    trajectory_events: list[tuple[str, str, str]] = (),
 ) -> int:
     """End the session (caller holds the transaction) and form its episodes; returns episode count."""
     for kind, summary, status in trajectory_events:
-        event_append(session=session, kind=kind, content=summary, now=now, metadata={"status": status})
+        event_append(
+            session=session, kind=kind, content=summary, now=now, metadata={"status": status}
+        )
     if procedure is not None:
         event_append(session=session, kind=Event.Kind.PROCEDURE, content=procedure.summary, now=now)
-        procedure_store(session=session, spec=procedure, final_goal=final_goal or session.initial_goal,
-                        outcome=outcome, outcome_summary=outcome_summary, now=now)
-    event_append(session=session, kind=Event.Kind.OUTCOME, now=now,
-                 content=f"{outcome}: {outcome_summary}".strip(": ").strip() or outcome,
-                 metadata={"verification": verification})
+        procedure_store(
+            session=session,
+            spec=procedure,
+            final_goal=final_goal or session.initial_goal,
+            outcome=outcome,
+            outcome_summary=outcome_summary,
+            now=now,
+        )
+    event_append(
+        session=session,
+        kind=Event.Kind.OUTCOME,
+        now=now,
+        content=f"{outcome}: {outcome_summary}".strip(": ").strip() or outcome,
+        metadata={"verification": verification},
+    )
     gaps = feedback_gaps(session=session)
     Session.objects.filter(pk=session.pk).update(
-        status=Session.Status.ENDED, ended_at=now, ended_by=ended_by, final_goal=final_goal,
-        outcome=outcome, outcome_summary=outcome_summary, verification=verification,
-        feedback_status=Session.FeedbackStatus.INCOMPLETE if gaps else Session.FeedbackStatus.COMPLETE,
+        status=Session.Status.ENDED,
+        ended_at=now,
+        ended_by=ended_by,
+        final_goal=final_goal,
+        outcome=outcome,
+        outcome_summary=outcome_summary,
+        verification=verification,
+        feedback_status=Session.FeedbackStatus.INCOMPLETE
+        if gaps
+        else Session.FeedbackStatus.COMPLETE,
         last_activity_at=now,
     )
     formed = episodes_form(session_id=session.pk, now=now)

@@ -27,7 +27,9 @@ def session_commit(*, data: CommitIn, now: datetime) -> dict[str, Any]:
     with transaction.atomic():
         session = Session.objects.select_for_update().filter(pk=data.session_id).first()
         if session is None:
-            raise InvalidInput.for_field_message("session_id", f"unknown session_id: {data.session_id}")
+            raise InvalidInput.for_field_message(
+                "session_id", f"unknown session_id: {data.session_id}"
+            )
         verification = data.verification.model_dump()
         if session.status == Session.Status.ENDED:
             return _update_ended(session, data, verification, now)
@@ -39,15 +41,24 @@ def session_commit(*, data: CommitIn, now: datetime) -> dict[str, Any]:
         events_before = session.events.count()
         recalled = session.events.filter(kind=Event.Kind.RECALL_QUERY).exists()
         formed = session_close(
-            session=session, outcome=data.outcome, outcome_summary=data.outcome_summary,
-            final_goal=data.final_goal, verification=verification, ended_by=Session.EndedBy.COMMIT,
-            now=now, procedure=data.procedure,
+            session=session,
+            outcome=data.outcome,
+            outcome_summary=data.outcome_summary,
+            final_goal=data.final_goal,
+            verification=verification,
+            ended_by=Session.EndedBy.COMMIT,
+            now=now,
+            procedure=data.procedure,
             trajectory_events=[(f"trajectory_{t.kind}", t.summary, t.status) for t in kept],
         )
         reply: dict[str, Any] = {
-            "session_id": session.id, "episodes_formed": formed, "committed": True,
-            "outcome": data.outcome, "feedback_status": "complete",
-            "verification_status": data.verification.status, "operation": "closed",
+            "session_id": session.id,
+            "episodes_formed": formed,
+            "committed": True,
+            "outcome": data.outcome,
+            "feedback_status": "complete",
+            "verification_status": data.verification.status,
+            "operation": "closed",
         }
         if filtered:
             reply["trajectory_lifecycle_filtered"] = filtered
@@ -56,16 +67,31 @@ def session_commit(*, data: CommitIn, now: datetime) -> dict[str, Any]:
         return reply
 
 
-def _update_ended(session: Session, data: CommitIn, verification: dict[str, Any], now: datetime) -> dict[str, Any]:
+def _update_ended(
+    session: Session, data: CommitIn, verification: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     Session.objects.filter(pk=session.pk).update(
-        final_goal=data.final_goal, outcome=data.outcome, outcome_summary=data.outcome_summary,
+        final_goal=data.final_goal,
+        outcome=data.outcome,
+        outcome_summary=data.outcome_summary,
         verification=verification,
     )
     if data.procedure is not None and not Procedure.objects.filter(session=session).exists():
-        procedure_store(session=session, spec=data.procedure, final_goal=data.final_goal,
-                        outcome=data.outcome, outcome_summary=data.outcome_summary, now=now)
+        procedure_store(
+            session=session,
+            spec=data.procedure,
+            final_goal=data.final_goal,
+            outcome=data.outcome,
+            outcome_summary=data.outcome_summary,
+            now=now,
+        )
     return {
-        "session_id": session.id, "episodes_formed": 0, "committed": True, "outcome": data.outcome,
-        "feedback_status": session.feedback_status, "verification_status": data.verification.status,
-        "operation": "updated", "already_ended": True,
+        "session_id": session.id,
+        "episodes_formed": 0,
+        "committed": True,
+        "outcome": data.outcome,
+        "feedback_status": session.feedback_status,
+        "verification_status": data.verification.status,
+        "operation": "updated",
+        "already_ended": True,
     }

@@ -11,9 +11,12 @@ from memory.models import Episode, Event, Memory, Session, Support
 from memory.vectors import get_index
 
 MESSAGE_KINDS = {
-    Event.Kind.USER_MESSAGE: "User", Event.Kind.ASSISTANT_MESSAGE: "Assistant",
-    Event.Kind.SYSTEM_MESSAGE: "System", Event.Kind.TOOL_MESSAGE: "Tool",
-    Event.Kind.TRAJECTORY_ACTION: "Action", Event.Kind.TRAJECTORY_OBSERVATION: "Observation",
+    Event.Kind.USER_MESSAGE: "User",
+    Event.Kind.ASSISTANT_MESSAGE: "Assistant",
+    Event.Kind.SYSTEM_MESSAGE: "System",
+    Event.Kind.TOOL_MESSAGE: "Tool",
+    Event.Kind.TRAJECTORY_ACTION: "Action",
+    Event.Kind.TRAJECTORY_OBSERVATION: "Observation",
 }
 ALONE_KINDS = {Event.Kind.REMEMBER, Event.Kind.OUTCOME}
 WINDOW = 2
@@ -63,17 +66,24 @@ def episodes_form(*, session_id: str, now: datetime) -> int:
             return 0
         session = Session.objects.get(pk=session_id)
         events = list(
-            Event.objects.filter(session=session, kind__in=[*MESSAGE_KINDS, *ALONE_KINDS]).order_by("seq")
+            Event.objects.filter(session=session, kind__in=[*MESSAGE_KINDS, *ALONE_KINDS]).order_by(
+                "seq"
+            )
         )
         windows = _windows(events)
         texts = ["\n".join(_line(e) for e in window) for window in windows]
         vectors = embeddings.encode(texts) if texts else None
-        for index, (window, text) in enumerate(zip(windows, texts)):
+        for index, (window, text) in enumerate(zip(windows, texts, strict=True)):
             times = [e.occurred_at for e in window if e.occurred_at is not None]
             vector = vectors[index] if vectors is not None else None
             episode = Episode.objects.create(
-                session=session, scope=session.scope, content=text, first_event=window[0],
-                event_ids=[e.pk for e in window], recorded_at=now, occurred_at=min(times) if times else None,
+                session=session,
+                scope=session.scope,
+                content=text,
+                first_event=window[0],
+                event_ids=[e.pk for e in window],
+                recorded_at=now,
+                occurred_at=min(times) if times else None,
                 embedding=embeddings.to_blob(vector) if vector is not None else None,
                 embedded_at=now if vector is not None else None,
             )
@@ -81,7 +91,13 @@ def episodes_form(*, session_id: str, now: datetime) -> int:
             if vector is not None:
                 get_index().upsert("episode", episode.pk, episode.scope, vector)
             for memory in Memory.objects.filter(source_event_id__in=episode.event_ids):
-                Support.objects.create(memory=memory, kind=Support.Kind.SOURCE_EPISODE, episode=episode,
-                                       session=session, scope=session.scope, created_at=now)
+                Support.objects.create(
+                    memory=memory,
+                    kind=Support.Kind.SOURCE_EPISODE,
+                    episode=episode,
+                    session=session,
+                    scope=session.scope,
+                    created_at=now,
+                )
         Session.objects.filter(pk=session_id).update(episodes_state=Session.EpisodesState.FORMED)
         return len(windows)

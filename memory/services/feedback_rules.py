@@ -14,7 +14,9 @@ PROCEDURE_USES = ("used", "not_used")
 PROCEDURE_EFFECTS = ("helped", "no_effect", "harmed", "unknown")
 
 
-def memory_rejection(entry: MemoryFeedback, *, exposed: set[str], retrieval: Retrieval) -> str | None:
+def memory_rejection(
+    entry: MemoryFeedback, *, exposed: set[str], retrieval: Retrieval
+) -> str | None:
     if entry.memory_id not in exposed:
         return "target_not_exposed"
     if entry.assessment not in ASSESSMENTS:

@@ -14,7 +14,12 @@ from memory.retrieval.facets import build_cue, flatten_context
 from memory.schemas import RecallIn
 from memory.services.activate import LEXICAL_ONLY
 from memory.services.retrieval import retrieval_page, retrieval_publish
-from memory.services.sessions import event_append, session_check, session_reap_if_idle, session_touch
+from memory.services.sessions import (
+    event_append,
+    session_check,
+    session_reap_if_idle,
+    session_touch,
+)
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -36,11 +41,17 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
         if data.task_context:
             session.task_context = _merge(session.task_context, data.task_context)
             Session.objects.filter(pk=session.pk).update(task_context=session.task_context)
-        event_append(session=session, kind=Event.Kind.RECALL_QUERY, content=data.query or "", now=now)
+        event_append(
+            session=session, kind=Event.Kind.RECALL_QUERY, content=data.query or "", now=now
+        )
         cue = build_cue(data.query, data.semantic_context, flatten_context(session.task_context))
         retrieval, page = retrieval_publish(
-            session=session, kind="recall", query=data.query or "", cue=cue,
-            evidence_mode=data.evidence, now=now,
+            session=session,
+            kind="recall",
+            query=data.query or "",
+            cue=cue,
+            evidence_mode=data.evidence,
+            now=now,
         )
         session_touch(session=session, now=now)
         lexical_only = page.pop("lexical_only")
@@ -60,7 +71,11 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
 
 def _continue(*, data: RecallIn, now: datetime) -> dict[str, Any]:
     with transaction.atomic():
-        cursor = Cursor.objects.select_related("retrieval__session").filter(pk=data.continue_from).first()
+        cursor = (
+            Cursor.objects.select_related("retrieval__session")
+            .filter(pk=data.continue_from)
+            .first()
+        )
         if cursor is None:
             raise InvalidInput.for_field_message("continue_from", "unknown continue_from cursor")
         retrieval = cursor.retrieval
@@ -70,9 +85,13 @@ def _continue(*, data: RecallIn, now: datetime) -> dict[str, Any]:
             )
         session = Session.objects.filter(pk=retrieval.session_id).first()
         if session is None:
-            raise InvalidInput.for_field_message("continue_from", "continue_from cursor session no longer exists")
+            raise InvalidInput.for_field_message(
+                "continue_from", "continue_from cursor session no longer exists"
+            )
         if session.status == Session.Status.ENDED:
-            raise InvalidInput.for_field_message("continue_from", "continue_from cursor session is already ended")
+            raise InvalidInput.for_field_message(
+                "continue_from", "continue_from cursor session is already ended"
+            )
         page = retrieval_page(retrieval=retrieval, index=cursor.page, now=now)
         session_touch(session=session, now=now)
         return page

@@ -7,8 +7,14 @@ from dataclasses import dataclass, field
 from memory.ids import memory_pk
 from memory.models import FeedbackEvent, LearningApplication, Memory
 
-DELTAS = {("used", "helped"): 0.30, ("used", ""): 0.30, ("used", "no_effect"): 0.0,
-          ("used", "harmed"): -0.50, ("irrelevant", ""): -0.05, ("irrelevant", "unknown"): -0.05}
+DELTAS = {
+    ("used", "helped"): 0.30,
+    ("used", ""): 0.30,
+    ("used", "no_effect"): 0.0,
+    ("used", "harmed"): -0.50,
+    ("irrelevant", ""): -0.05,
+    ("irrelevant", "unknown"): -0.05,
+}
 MIN_SALIENCE, MAX_SALIENCE = 0.01, 20.0
 
 
@@ -21,8 +27,12 @@ class Applied:
     touched: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, int]:
-        return {"reinforced": self.reinforced, "weakened": self.weakened,
-                "marked_stale": self.marked_stale, "unchanged": self.unchanged}
+        return {
+            "reinforced": self.reinforced,
+            "weakened": self.weakened,
+            "marked_stale": self.marked_stale,
+            "unchanged": self.unchanged,
+        }
 
 
 def desired_delta(row: FeedbackEvent) -> float:
@@ -36,15 +46,23 @@ def reinforce_target(*, row: FeedbackEvent, applied: Applied) -> None:
         applied.unchanged += 1
         return
     ledger, _ = LearningApplication.objects.get_or_create(
-        retrieval_id=row.retrieval_id, target_kind="memory", target_id=row.target_id,
+        retrieval_id=row.retrieval_id,
+        target_kind="memory",
+        target_id=row.target_id,
         defaults={"applied_event": row, "applied_delta": 0.0},
     )
     change = desired_delta(row) - ledger.applied_delta
     fields = []
-    if row.assessment == "stale" and memory.status == Memory.Status.ACTIVE and not _stale_applied(memory):
+    if (
+        row.assessment == "stale"
+        and memory.status == Memory.Status.ACTIVE
+        and not _stale_applied(memory)
+    ):
         memory.status = Memory.Status.STALE
         memory.stale_reason = row.stale_reason
-        memory.superseded_by_id = memory_pk(row.replacement_memory_id) if row.replacement_memory_id else None
+        memory.superseded_by_id = (
+            memory_pk(row.replacement_memory_id) if row.replacement_memory_id else None
+        )
         memory.salience = max(MIN_SALIENCE, memory.salience / 2)
         memory.flags = {**memory.flags, "stale_applied": True}
         fields += ["status", "stale_reason", "superseded_by", "salience", "flags"]

@@ -12,7 +12,12 @@ from memory.errors import SlowaveError, as_slowave_error
 from memory.ids import memory_ref
 from memory.models import Event, Memory, Support
 from memory.schemas import RememberIn, RememberItem, parse_timestamp
-from memory.services.sessions import event_append, session_check, session_reap_if_idle, session_touch
+from memory.services.sessions import (
+    event_append,
+    session_check,
+    session_reap_if_idle,
+    session_touch,
+)
 from memory.text import normalized_hash
 from memory.vectors import get_index
 
@@ -35,16 +40,34 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
             vector = vectors[index] if vectors is not None else None
             try:
                 with transaction.atomic():
-                    results.append({"index": index, "ok": True, "data": _store(
-                        session=session, item=item, vector=vector, now=now, batch_hashes=batch_hashes,
-                    )})
+                    results.append(
+                        {
+                            "index": index,
+                            "ok": True,
+                            "data": _store(
+                                session=session,
+                                item=item,
+                                vector=vector,
+                                now=now,
+                                batch_hashes=batch_hashes,
+                            ),
+                        }
+                    )
             except SlowaveError:
                 raise
             except Exception as exc:  # one item's runtime failure must not sink the batch
                 error = as_slowave_error(exc)
-                results.append({"index": index, "ok": False, "error": {
-                    "code": "storage_error", "message": f"could not store item {index}: {error.message}",
-                    "retryable": False}})
+                results.append(
+                    {
+                        "index": index,
+                        "ok": False,
+                        "error": {
+                            "code": "storage_error",
+                            "message": f"could not store item {index}: {error.message}",
+                            "retryable": False,
+                        },
+                    }
+                )
         session_touch(session=session, now=now)
     if data.memories is None:
         only = results[0]
@@ -54,42 +77,95 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
     return {"results": results}
 
 
-def _store(*, session, item: RememberItem, vector, now: datetime, batch_hashes: dict[str, int]) -> dict[str, Any]:
+def _store(
+    *, session, item: RememberItem, vector, now: datetime, batch_hashes: dict[str, int]
+) -> dict[str, Any]:
     occurred_at = parse_timestamp(item.occurred_at, "occurred_at") if item.occurred_at else None
-    event = event_append(session=session, kind=Event.Kind.REMEMBER, content=item.content, now=now,
-                         occurred_at=occurred_at, metadata={"type": item.type})
+    event = event_append(
+        session=session,
+        kind=Event.Kind.REMEMBER,
+        content=item.content,
+        now=now,
+        occurred_at=occurred_at,
+        metadata={"type": item.type},
+    )
     digest = normalized_hash(item.content)
-    match_pk = batch_hashes.get(digest) or Memory.objects.filter(
-        scope=session.scope, normalized_hash=digest, status=Memory.Status.ACTIVE
-    ).values_list("pk", flat=True).first()
+    match_pk = (
+        batch_hashes.get(digest)
+        or Memory.objects.filter(
+            scope=session.scope, normalized_hash=digest, status=Memory.Status.ACTIVE
+        )
+        .values_list("pk", flat=True)
+        .first()
+    )
     if match_pk is not None:
-        Support.objects.create(memory_id=match_pk, kind=Support.Kind.REPEAT, event=event, session=session,
-                               scope=session.scope, created_at=now)
+        Support.objects.create(
+            memory_id=match_pk,
+            kind=Support.Kind.REPEAT,
+            event=event,
+            session=session,
+            scope=session.scope,
+            created_at=now,
+        )
         memory = Memory.objects.get(pk=match_pk)
         disposition = "matched"
     else:
-        memory = _create(session=session, item=item, vector=vector, event=event, digest=digest,
-                         occurred_at=occurred_at, now=now)
+        memory = _create(
+            session=session,
+            item=item,
+            vector=vector,
+            event=event,
+            digest=digest,
+            occurred_at=occurred_at,
+            now=now,
+        )
         batch_hashes[digest] = memory.pk
         disposition = "created"
-    return {"stored": True, "memory_id": memory_ref(memory.pk), "disposition": disposition,
-            "type": memory.type, "scope": memory.scope, "source_event_id": f"evt_{event.pk}"}
+    return {
+        "stored": True,
+        "memory_id": memory_ref(memory.pk),
+        "disposition": disposition,
+        "type": memory.type,
+        "scope": memory.scope,
+        "source_event_id": f"evt_{event.pk}",
+    }
 
 
-def _create(*, session, item: RememberItem, vector, event: Event, digest: str, occurred_at, now) -> Memory:
+def _create(
+    *, session, item: RememberItem, vector, event: Event, digest: str, occurred_at, now
+) -> Memory:
     flags = {}
-    if Memory.objects.filter(scope=session.scope, normalized_hash=digest, status=Memory.Status.FORGOTTEN).exists():
+    if Memory.objects.filter(
+        scope=session.scope, normalized_hash=digest, status=Memory.Status.FORGOTTEN
+    ).exists():
         flags["reremembered_forgotten"] = True
     memory = Memory.objects.create(
-        type=item.type, content=item.content, normalized_hash=digest, scope=session.scope,
-        scope_kind=session.scope_kind, salience=INITIAL_SALIENCE, source_session=session,
-        source_event=event, occurred_at=occurred_at, created_at=now,
+        type=item.type,
+        content=item.content,
+        normalized_hash=digest,
+        scope=session.scope,
+        scope_kind=session.scope_kind,
+        salience=INITIAL_SALIENCE,
+        source_session=session,
+        source_event=event,
+        occurred_at=occurred_at,
+        created_at=now,
         embedding=embeddings.to_blob(vector) if vector is not None else None,
-        embedded_at=now if vector is not None else None, flags=flags,
-        provenance={"integration": session.client_name, "integration_version": session.client_version},
+        embedded_at=now if vector is not None else None,
+        flags=flags,
+        provenance={
+            "integration": session.client_name,
+            "integration_version": session.client_version,
+        },
     )
-    Support.objects.create(memory=memory, kind=Support.Kind.SOURCE_EVENT, event=event, session=session,
-                           scope=session.scope, created_at=now)
+    Support.objects.create(
+        memory=memory,
+        kind=Support.Kind.SOURCE_EVENT,
+        event=event,
+        session=session,
+        scope=session.scope,
+        created_at=now,
+    )
     lexical.index("memory", memory.pk, memory.scope, memory.content)
     if vector is not None:
         get_index().upsert("memory", memory.pk, memory.scope, vector)
@@ -100,8 +176,19 @@ def _create(*, session, item: RememberItem, vector, event: Event, digest: str, o
 def _corroborate(*, memory: Memory, vector, event: Event, session, now: datetime) -> None:
     """Near-identical active memories in other scopes gain a corroboration Support (feeds §7.4)."""
     hits = get_index().knn_all_scopes("memory", vector, CORROBORATION_SCAN)
-    others = [(pk, cos) for pk, cos, scope in hits if scope != memory.scope and cos >= CORROBORATION_COSINE]
+    others = [
+        (pk, cos)
+        for pk, cos, scope in hits
+        if scope != memory.scope and cos >= CORROBORATION_COSINE
+    ]
     for pk, cosine in others[:CORROBORATION_K]:
         if Memory.objects.filter(pk=pk, status=Memory.Status.ACTIVE).exists():
-            Support.objects.create(memory_id=pk, kind=Support.Kind.CORROBORATION, event=event,
-                                   session=session, scope=memory.scope, weight=cosine, created_at=now)
+            Support.objects.create(
+                memory_id=pk,
+                kind=Support.Kind.CORROBORATION,
+                event=event,
+                session=session,
+                scope=memory.scope,
+                weight=cosine,
+                created_at=now,
+            )

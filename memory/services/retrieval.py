@@ -15,57 +15,102 @@ from memory.retrieval.associations import neighbours
 from memory.retrieval.engine import Ranking, rank, rank_episodes
 from memory.retrieval.paging import Entry, accessible_field, build_pages
 from memory.retrieval.render import (
-    episode_evidence, event_evidence, memory_payload, net_feedback, procedure_full,
+    episode_evidence,
+    event_evidence,
+    memory_payload,
+    net_feedback,
+    procedure_full,
     procedure_preview,
 )
 
 EVIDENCE_LIMIT = 8
 
 
-def _entries(ranking: Ranking, *, scope: str, query: str, kind: str) -> tuple[list[Entry], list[Entry], dict[str, list[Entry]]]:
+def _entries(
+    ranking: Ranking, *, scope: str, query: str, kind: str
+) -> tuple[list[Entry], list[Entry], dict[str, list[Entry]]]:
     direct = [
-        Entry(ref=ids.memory_ref(it.obj.pk), kind="memory", pathway="direct",
-              currency="historical" if it.obj.status == Memory.Status.STALE else "current",
-              scores=it.details, payload=memory_payload(it.obj, scope=scope, query=query, pathway="direct"))
+        Entry(
+            ref=ids.memory_ref(it.obj.pk),
+            kind="memory",
+            pathway="direct",
+            currency="historical" if it.obj.status == Memory.Status.STALE else "current",
+            scores=it.details,
+            payload=memory_payload(it.obj, scope=scope, query=query, pathway="direct"),
+        )
         for it in ranking.memories
     ]
     associated: dict[str, list[Entry]] = {}
-    for parent, found in neighbours(ranking=ranking, scope=scope, floor=settings.SLOWAVE_MIN_RELEVANCE).items():
+    for parent, found in neighbours(
+        ranking=ranking, scope=scope, floor=settings.SLOWAVE_MIN_RELEVANCE
+    ).items():
         associated[ids.memory_ref(parent)] = [
-            Entry(ref=ids.memory_ref(m.pk), kind="memory", pathway="associated", currency="current",
-                  scores={"weight": w, "topical": round(t, 4)}, parent=ids.memory_ref(parent), weight=w,
-                  payload=memory_payload(m, scope=scope, query=query, pathway="associated"))
+            Entry(
+                ref=ids.memory_ref(m.pk),
+                kind="memory",
+                pathway="associated",
+                currency="current",
+                scores={"weight": w, "topical": round(t, 4)},
+                parent=ids.memory_ref(parent),
+                weight=w,
+                payload=memory_payload(m, scope=scope, query=query, pathway="associated"),
+            )
             for m, w, t in found
         ]
     render = procedure_preview if kind == "activate" else procedure_full
     procs = sorted(
         ranking.procedures,
-        key=lambda it: (-round(it.topical / 0.05) * 0.05, -net_feedback(it.obj.pk), -it.obj.created_at.timestamp()),
+        key=lambda it: (
+            -round(it.topical / 0.05) * 0.05,
+            -net_feedback(it.obj.pk),
+            -it.obj.created_at.timestamp(),
+        ),
     )
     procedures = [
-        Entry(ref=it.obj.pk, kind="procedure", pathway="direct", currency="current",
-              scores=it.details, payload=render(it.obj, scope=scope))
+        Entry(
+            ref=it.obj.pk,
+            kind="procedure",
+            pathway="direct",
+            currency="current",
+            scores=it.details,
+            payload=render(it.obj, scope=scope),
+        )
         for it in procs
     ]
     return direct, procedures, associated
 
 
-def _evidence(ranking: Ranking, first_page: list[dict[str, Any]], *, full: bool, scope: str,
-              now: datetime) -> tuple[list[dict[str, Any]], bool]:
+def _evidence(
+    ranking: Ranking, first_page: list[dict[str, Any]], *, full: bool, scope: str, now: datetime
+) -> tuple[list[dict[str, Any]], bool]:
     """Provenance events of the first page's memories, then episodes matched directly."""
     refs = [pk for pk in (ids.memory_pk(m["ref"]) for m in first_page) if pk is not None]
-    sources = dict(Memory.objects.filter(pk__in=refs, source_event__isnull=False)
-                   .values_list("pk", "source_event_id"))
+    sources = dict(
+        Memory.objects.filter(pk__in=refs, source_event__isnull=False).values_list(
+            "pk", "source_event_id"
+        )
+    )
     events = Event.objects.in_bulk(list(sources.values()))
-    items = [event_evidence(events[sources[pk]], pk, full) for pk in refs if sources.get(pk) in events]
+    items = [
+        event_evidence(events[sources[pk]], pk, full) for pk in refs if sources.get(pk) in events
+    ]
     # Episodes only ever fill what the provenance left: skip ranking them when it is full.
     if len(items) <= EVIDENCE_LIMIT:
-        items += [episode_evidence(it.obj, full) for it in rank_episodes(ranking=ranking, scope=scope, now=now)]
+        items += [
+            episode_evidence(it.obj, full)
+            for it in rank_episodes(ranking=ranking, scope=scope, now=now)
+        ]
     return items[:EVIDENCE_LIMIT], len(items) > EVIDENCE_LIMIT
 
 
 def retrieval_publish(
-    *, session: Session, kind: str, query: str, cue: str, evidence_mode: str, now: datetime,
+    *,
+    session: Session,
+    kind: str,
+    query: str,
+    cue: str,
+    evidence_mode: str,
+    now: datetime,
 ) -> tuple[Retrieval, dict[str, Any]]:
     """Rank, freeze the catalog, record page one's exposures; returns the page-one reply."""
     ranking = rank(scope=session.scope, cue=cue, kind=kind, now=now)
@@ -74,15 +119,31 @@ def retrieval_publish(
     catalog: dict[str, Any] = {"pages": pages}
     if kind == "recall":
         catalog["evidence"], catalog["evidence_truncated"] = _evidence(
-            ranking, pages[0]["memories"], full=evidence_mode == "full", scope=session.scope, now=now,
+            ranking,
+            pages[0]["memories"],
+            full=evidence_mode == "full",
+            scope=session.scope,
+            now=now,
         )
     retrieval = Retrieval.objects.create(
-        id=ids.new_retrieval_id(kind), kind=kind, session=session, scope=session.scope,
-        query=query, facets=ranking.facets, policy_version=POLICY_VERSION, catalog=catalog,
-        relevant_total=len(direct), catalog_truncated=ranking.truncated, evidence_mode=evidence_mode,
-        params={"min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
-                "relative_margin": settings.SLOWAVE_RELATIVE_MARGIN, "cue": cue},
-        embedder=get_embedder().name, created_at=now,
+        id=ids.new_retrieval_id(kind),
+        kind=kind,
+        session=session,
+        scope=session.scope,
+        query=query,
+        facets=ranking.facets,
+        policy_version=POLICY_VERSION,
+        catalog=catalog,
+        relevant_total=len(direct),
+        catalog_truncated=ranking.truncated,
+        evidence_mode=evidence_mode,
+        params={
+            "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
+            "relative_margin": settings.SLOWAVE_RELATIVE_MARGIN,
+            "cue": cue,
+        },
+        embedder=get_embedder().name,
+        created_at=now,
     )
     reply = retrieval_page(retrieval=retrieval, index=0, now=now)
     reply["lexical_only"] = ranking.lexical_only
@@ -95,12 +156,14 @@ def retrieval_page(*, retrieval: Retrieval, index: int, now: datetime) -> dict[s
     page = pages[index]
     memory_refs = [ids.memory_pk(m["ref"]) for m in page["memories"]]
     gone_memories = set(
-        Memory.objects.filter(pk__in=[r for r in memory_refs if r is not None], status=Memory.Status.FORGOTTEN)
-        .values_list("pk", flat=True)
+        Memory.objects.filter(
+            pk__in=[r for r in memory_refs if r is not None], status=Memory.Status.FORGOTTEN
+        ).values_list("pk", flat=True)
     )
     gone_procedures = set(
-        Procedure.objects.filter(pk__in=[p["ref"] for p in page["procedures"]], status=Procedure.Status.FORGOTTEN)
-        .values_list("pk", flat=True)
+        Procedure.objects.filter(
+            pk__in=[p["ref"] for p in page["procedures"]], status=Procedure.Status.FORGOTTEN
+        ).values_list("pk", flat=True)
     )
     memories = [m for m in page["memories"] if ids.memory_pk(m["ref"]) not in gone_memories]
     procedures = [p for p in page["procedures"] if p["ref"] not in gone_procedures]
@@ -114,25 +177,46 @@ def retrieval_page(*, retrieval: Retrieval, index: int, now: datetime) -> dict[s
     }
     if index + 1 < len(pages):
         following = pages[index + 1]
-        cursor_id = ids.cursor_id(retrieval.id, following["memory_offset"], following["procedure_offset"])
+        cursor_id = ids.cursor_id(
+            retrieval.id, following["memory_offset"], following["procedure_offset"]
+        )
         Cursor.objects.get_or_create(
             id=cursor_id,
-            defaults={"retrieval": retrieval, "memory_offset": following["memory_offset"],
-                      "procedure_offset": following["procedure_offset"], "page": index + 1},
+            defaults={
+                "retrieval": retrieval,
+                "memory_offset": following["memory_offset"],
+                "procedure_offset": following["procedure_offset"],
+                "page": index + 1,
+            },
         )
         reply["continue_from"] = cursor_id
     return reply
 
 
-def _expose(retrieval: Retrieval, index: int, memories: list, procedures: list, now: datetime) -> None:
-    existing = set(Exposure.objects.filter(retrieval=retrieval).values_list("target_kind", "target_id"))
-    base = sum(len(p["memories"]) + len(p["procedures"]) for p in retrieval.catalog["pages"][:index])
+def _expose(
+    retrieval: Retrieval, index: int, memories: list, procedures: list, now: datetime
+) -> None:
+    existing = set(
+        Exposure.objects.filter(retrieval=retrieval).values_list("target_kind", "target_id")
+    )
+    base = sum(
+        len(p["memories"]) + len(p["procedures"]) for p in retrieval.catalog["pages"][:index]
+    )
     rows = []
     for rank_at, item in enumerate([*memories, *procedures], start=base + 1):
         if (item["kind"], item["ref"]) in existing:
             continue
-        rows.append(Exposure(
-            retrieval=retrieval, target_kind=item["kind"], target_id=item["ref"], pathway=item["pathway"],
-            currency=item["currency"], rank=rank_at, page=index, scores=item["scores"], exposed_at=now,
-        ))
+        rows.append(
+            Exposure(
+                retrieval=retrieval,
+                target_kind=item["kind"],
+                target_id=item["ref"],
+                pathway=item["pathway"],
+                currency=item["currency"],
+                rank=rank_at,
+                page=index,
+                scores=item["scores"],
+                exposed_at=now,
+            )
+        )
     Exposure.objects.bulk_create(rows)

@@ -28,7 +28,9 @@ def session_check(*, session_id: str, scope: str | None, allow_ended: bool = Fal
     if session is None:
         raise InvalidInput.for_field_message("session_id", f"unknown session_id: {session_id}")
     if session.status == Session.Status.ENDED and not allow_ended:
-        raise InvalidInput.for_field_message("session_id", f"session is already ended: {session_id}")
+        raise InvalidInput.for_field_message(
+            "session_id", f"session is already ended: {session_id}"
+        )
     if scope is not None and session.scope != scope:
         raise InvalidInput.for_field_message("scope", "session_id and scope do not match")
     return session
@@ -44,13 +46,25 @@ def session_reap_if_idle(*, session_id: str, now: datetime) -> None:
 
 
 def event_append(
-    *, session: Session, kind: str, content: str = "", role: str = "", now: datetime,
-    occurred_at: datetime | None = None, metadata: dict[str, Any] | None = None,
+    *,
+    session: Session,
+    kind: str,
+    content: str = "",
+    role: str = "",
+    now: datetime,
+    occurred_at: datetime | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> Event:
     last = Event.objects.filter(session=session).aggregate(m=Max("seq"))["m"] or 0
     return Event.objects.create(
-        session=session, seq=last + 1, kind=kind, role=role, content=content,
-        metadata=metadata or {}, recorded_at=now, occurred_at=occurred_at,
+        session=session,
+        seq=last + 1,
+        kind=kind,
+        role=role,
+        content=content,
+        metadata=metadata or {},
+        recorded_at=now,
+        occurred_at=occurred_at,
     )
 
 
@@ -59,22 +73,36 @@ def session_touch(*, session: Session, now: datetime) -> None:
     session.last_activity_at = now
 
 
-def continuity_resolve(*, data: ActivateIn, client: ClientInfo, now: datetime) -> tuple[Continuity, str]:
+def continuity_resolve(
+    *, data: ActivateIn, client: ClientInfo, now: datetime
+) -> tuple[Continuity, str]:
     if data.continuity_id is None:
         from memory.ids import new_continuity_id
 
         continuity = Continuity.objects.create(
-            id=new_continuity_id(), scope=data.scope, integration=client.name,
-            client_identity=client.identity, created_at=now, last_seen_at=now,
+            id=new_continuity_id(),
+            scope=data.scope,
+            integration=client.name,
+            client_identity=client.identity,
+            created_at=now,
+            last_seen_at=now,
         )
         return continuity, "started"
     continuity = Continuity.objects.filter(pk=data.continuity_id).first()
     if continuity is None:
         raise InvalidInput.for_field_message("continuity_id", "continuity_id is unknown")
     if continuity.scope != data.scope:
-        raise InvalidInput.for_field_message("continuity_id", "continuity_id and scope do not match")
-    if continuity.client_identity and client.identity and continuity.client_identity != client.identity:
-        raise InvalidInput.for_field_message("continuity_id", "continuity_id belongs to a different client")
+        raise InvalidInput.for_field_message(
+            "continuity_id", "continuity_id and scope do not match"
+        )
+    if (
+        continuity.client_identity
+        and client.identity
+        and continuity.client_identity != client.identity
+    ):
+        raise InvalidInput.for_field_message(
+            "continuity_id", "continuity_id belongs to a different client"
+        )
     Continuity.objects.filter(pk=continuity.pk).update(last_seen_at=now)
     return continuity, "continued"
 
@@ -93,9 +121,17 @@ def session_end_idle(*, session_id: str, now: datetime) -> bool:
             return False
         session = Session.objects.get(pk=session_id)
         session_close(
-            session=session, outcome=Session.Outcome.UNKNOWN, outcome_summary="",
-            final_goal="", verification={"status": "unverified", "summary": "Idle reaper closure", "evidence_refs": []},
-            ended_by=Session.EndedBy.REAPER, now=now,
+            session=session,
+            outcome=Session.Outcome.UNKNOWN,
+            outcome_summary="",
+            final_goal="",
+            verification={
+                "status": "unverified",
+                "summary": "Idle reaper closure",
+                "evidence_refs": [],
+            },
+            ended_by=Session.EndedBy.REAPER,
+            now=now,
         )
     return True
 

@@ -23,19 +23,38 @@ def err(envelope: dict[str, Any], code: str = "invalid_input") -> dict[str, Any]
     return envelope["error"]
 
 
-def activate(mcp, scope: str, task: str, goal: str = "finish the task", **extra: Any) -> dict[str, Any]:
-    return ok(mcp.call("slowave_activate", {"task": task, "initial_goal": goal, "scope": scope, **extra}))
+def activate(
+    mcp, scope: str, task: str, goal: str = "finish the task", **extra: Any
+) -> dict[str, Any]:
+    return ok(
+        mcp.call("slowave_activate", {"task": task, "initial_goal": goal, "scope": scope, **extra})
+    )
 
 
-def remember(mcp, scope: str, session_id: str, content: str, type_: str = "fact", **extra: Any) -> dict[str, Any]:
-    return ok(mcp.call("slowave_remember", {
-        "scope": scope, "session_id": session_id, "content": content, "type": type_, **extra}))
+def remember(
+    mcp, scope: str, session_id: str, content: str, type_: str = "fact", **extra: Any
+) -> dict[str, Any]:
+    return ok(
+        mcp.call(
+            "slowave_remember",
+            {"scope": scope, "session_id": session_id, "content": content, "type": type_, **extra},
+        )
+    )
 
 
-def remember_many(mcp, scope: str, session_id: str, contents: list[str], type_: str = "fact") -> list[str]:
-    data = ok(mcp.call("slowave_remember", {
-        "scope": scope, "session_id": session_id,
-        "memories": [{"content": c, "type": type_} for c in contents]}))
+def remember_many(
+    mcp, scope: str, session_id: str, contents: list[str], type_: str = "fact"
+) -> list[str]:
+    data = ok(
+        mcp.call(
+            "slowave_remember",
+            {
+                "scope": scope,
+                "session_id": session_id,
+                "memories": [{"content": c, "type": type_} for c in contents],
+            },
+        )
+    )
     assert all(r["ok"] for r in data["results"]), data
     return [r["data"]["memory_id"] for r in data["results"]]
 
@@ -44,22 +63,42 @@ def ids(reply: dict[str, Any], pathway: str | None = "direct") -> list[str]:
     return [m["memory_id"] for m in reply["memories"] if pathway is None or m["pathway"] == pathway]
 
 
-def full_feedback(mcp, reply: dict[str, Any], assessment: str = "used", **entry: Any) -> dict[str, Any]:
-    memory_feedback = [{"memory_id": m["memory_id"], "assessment": assessment, **entry} for m in reply["memories"]]
+def full_feedback(
+    mcp, reply: dict[str, Any], assessment: str = "used", **entry: Any
+) -> dict[str, Any]:
+    memory_feedback = [
+        {"memory_id": m["memory_id"], "assessment": assessment, **entry} for m in reply["memories"]
+    ]
     procedure_feedback = [
         {"procedure_id": p["procedure_id"], "use": "not_used"} for p in reply.get("procedures", [])
     ]
-    data = ok(mcp.call("slowave_feedback", {
-        "retrieval_id": reply["retrieval_id"], "memory_feedback": memory_feedback,
-        "procedure_feedback": procedure_feedback, "coverage": "complete"}))
+    data = ok(
+        mcp.call(
+            "slowave_feedback",
+            {
+                "retrieval_id": reply["retrieval_id"],
+                "memory_feedback": memory_feedback,
+                "procedure_feedback": procedure_feedback,
+                "coverage": "complete",
+            },
+        )
+    )
     assert data["rejected"] == [], data
     return data
 
 
 def commit(mcp, session_id: str, outcome: str = "success", **extra: Any) -> dict[str, Any]:
-    return mcp.call("slowave_commit", {
-        "session_id": session_id, "final_goal": "finish the task", "outcome": outcome,
-        "outcome_summary": "done", "verification": VERIFIED, **extra})
+    return mcp.call(
+        "slowave_commit",
+        {
+            "session_id": session_id,
+            "final_goal": "finish the task",
+            "outcome": outcome,
+            "outcome_summary": "done",
+            "verification": VERIFIED,
+            **extra,
+        },
+    )
 
 
 def seeded(mcp, scope: str, contents: list[str], type_: str = "fact") -> list[str]:

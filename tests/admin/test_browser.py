@@ -170,13 +170,19 @@ def _message(driver: Any, expected: str, timeout: float = 15.0) -> str:
     from selenium.webdriver.support.ui import WebDriverWait
 
     def read(_: Any) -> str | bool:
-        text = " ".join(el.text for el in driver.find_elements(By.CSS_SELECTOR, "ul.messagelist li"))
+        text = " ".join(
+            el.text for el in driver.find_elements(By.CSS_SELECTOR, "ul.messagelist li")
+        )
         return text if expected in text else False
 
     try:
-        return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(read)
+        return WebDriverWait(
+            driver, timeout, ignored_exceptions=(StaleElementReferenceException,)
+        ).until(read)
     except TimeoutException:
-        return " ".join(el.text for el in driver.find_elements(By.CSS_SELECTOR, "ul.messagelist li"))
+        return " ".join(
+            el.text for el in driver.find_elements(By.CSS_SELECTOR, "ul.messagelist li")
+        )
 
 
 def test_it_finds_suppresses_and_restores_a_memory_seen_by_agents(world: World) -> None:
@@ -207,7 +213,9 @@ def test_it_finds_suppresses_and_restores_a_memory_seen_by_agents(world: World) 
     assert world.memory_id not in _recalled(world.mcp)
 
     driver.find_element(By.ID, "restore-button").click()
-    assert f"Restored {world.memory_id} to active" in _message(driver, f"Restored {world.memory_id}")
+    assert f"Restored {world.memory_id} to active" in _message(
+        driver, f"Restored {world.memory_id}"
+    )
     assert world.memory_id in _recalled(world.mcp)
 
 

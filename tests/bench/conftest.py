@@ -15,8 +15,12 @@ CONVERSATION: dict[str, Any] = {
     "session_1": [
         {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a greyhound called Pixel."},
         {"speaker": "Bob", "dia_id": "D1:2", "text": "Lovely! I am learning the cello."},
-        {"speaker": "Ann", "dia_id": "D1:3", "text": "Look at this.",
-         "blip_caption": "a photo of a dog on a beach"},
+        {
+            "speaker": "Ann",
+            "dia_id": "D1:3",
+            "text": "Look at this.",
+            "blip_caption": "a photo of a dog on a beach",
+        },
     ],
     # Lenient parsing: upper-case meridiem, odd spacing around the comma.
     "session_2_date_time": "10:04  AM on 21 june ,2023",
@@ -27,14 +31,30 @@ CONVERSATION: dict[str, Any] = {
 }
 
 QA: list[dict[str, Any]] = [
-    {"question": "What instrument is Bob learning?", "answer": "cello",
-     "evidence": ["D1:2"], "category": 4},
-    {"question": "Where was Bob's recital?", "answer": "Lisbon", "evidence": ["D2:1"],
-     "category": 2},
-    {"question": "What dog did Ann adopt?", "answer": "a greyhound named Pixel",
-     "evidence": ["D1:1; D1:3"], "category": 1},
-    {"question": "What did Ann paint?", "adversarial_answer": "a sunset",
-     "evidence": ["D:2:2"], "category": 5},
+    {
+        "question": "What instrument is Bob learning?",
+        "answer": "cello",
+        "evidence": ["D1:2"],
+        "category": 4,
+    },
+    {
+        "question": "Where was Bob's recital?",
+        "answer": "Lisbon",
+        "evidence": ["D2:1"],
+        "category": 2,
+    },
+    {
+        "question": "What dog did Ann adopt?",
+        "answer": "a greyhound named Pixel",
+        "evidence": ["D1:1; D1:3"],
+        "category": 1,
+    },
+    {
+        "question": "What did Ann paint?",
+        "adversarial_answer": "a sunset",
+        "evidence": ["D:2:2"],
+        "category": 5,
+    },
     {"question": "Would Ann like hiking?", "answer": "Likely yes", "evidence": [], "category": 3},
 ]
 

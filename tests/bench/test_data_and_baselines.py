@@ -49,7 +49,10 @@ def test_it_parses_session_dates_leniently_as_utc():
 
 def test_it_normalises_malformed_evidence_ids():
     assert normalise_evidence(["D8:6; D9:17", "D", "D:11:26", "D 3 : 4", "D8:6"]) == (
-        "D8:6", "D9:17", "D11:26", "D3:4",
+        "D8:6",
+        "D9:17",
+        "D11:26",
+        "D3:4",
     )
     assert normalise_evidence(None) == ()
 

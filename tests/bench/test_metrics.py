@@ -17,8 +17,13 @@ from memory.bench.metrics import (
 from memory.bench.results import QuestionResult, RankedItem, render_item
 
 
-def question(category: int = 4, answer: str | None = "x", adversarial: str | None = None,
-             evidence: tuple[str, ...] = ("D1:1",), index: int = 0) -> Question:
+def question(
+    category: int = 4,
+    answer: str | None = "x",
+    adversarial: str | None = None,
+    evidence: tuple[str, ...] = ("D1:1",),
+    index: int = 0,
+) -> Question:
     return Question("s", index, "q?", answer, adversarial, evidence, evidence, category)
 
 
@@ -28,7 +33,11 @@ def items(*texts: str, ids: tuple[tuple[str, ...], ...] = ()) -> list[RankedItem
 
 def test_it_tokenises_keywords_without_stopwords_or_single_letters():
     assert keyword_tokens("The cat, a DOG and I: 7 x-ray's 2023") == {
-        "cat", "dog", "7", "ray", "2023"
+        "cat",
+        "dog",
+        "7",
+        "ray",
+        "2023",
     }
     assert keyword_tokens(None) == set()
 
@@ -91,11 +100,15 @@ def test_it_computes_nearest_rank_percentiles():
 
 def test_it_aggregates_per_category_and_overall_with_evidence_only_recall():
     results = [
-        QuestionResult(question(4, "cello", index=0), items("Bob: cello", ids=(("D1:1",),)),
-                       {"recall": [2.0, 4.0], "activate": [9.0]}),
+        QuestionResult(
+            question(4, "cello", index=0),
+            items("Bob: cello", ids=(("D1:1",),)),
+            {"recall": [2.0, 4.0], "activate": [9.0]},
+        ),
         QuestionResult(question(4, "piano", index=1), items("Bob: cello"), {"recall": [6.0]}),
-        QuestionResult(question(3, "maybe", evidence=(), index=2), items("maybe"),
-                       {"recall": [8.0]}),
+        QuestionResult(
+            question(3, "maybe", evidence=(), index=2), items("maybe"), {"recall": [8.0]}
+        ),
     ]
     summary = aggregate(results)
     four, overall = summary["categories"]["4"], summary["overall"]

@@ -18,8 +18,9 @@ def oracle_runner(sample: Sample) -> list[QuestionResult]:
     for q in sample.questions:
         turns = [sample.turn_by_dia_id[d] for d in q.evidence if d in sample.turn_by_dia_id]
         items = [
-            RankedItem.from_content(t.content, t.occurred_at, [t.dia_id], ref=f"sch_{i}",
-                                    pathway="direct")
+            RankedItem.from_content(
+                t.content, t.occurred_at, [t.dia_id], ref=f"sch_{i}", pathway="direct"
+            )
             for i, t in enumerate(turns)
         ]
         results.append(QuestionResult(q, items, {"recall": [1.0], "activate": [2.0]}))
@@ -29,8 +30,12 @@ def oracle_runner(sample: Sample) -> list[QuestionResult]:
 def test_it_runs_slowave_beside_baselines_and_writes_json(locomo_file: Path, tmp_path: Path):
     out = tmp_path / "out" / "report.json"
     report = run_locomo(
-        str(locomo_file), baselines=["bm25", "bm25"], slowave_runner=oracle_runner,
-        out=str(out), details=True, config={"ingest": "remember"},
+        str(locomo_file),
+        baselines=["bm25", "bm25"],
+        slowave_runner=oracle_runner,
+        out=str(out),
+        details=True,
+        config={"ingest": "remember"},
     )
     assert list(report["methods"]) == ["slowave", "bm25"]
     slowave = report["methods"]["slowave"]

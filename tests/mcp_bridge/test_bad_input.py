@@ -20,9 +20,17 @@ def _invalid(envelope: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_it_rejects_an_unknown_key_with_its_field_path(mcp: McpClient) -> None:
-    error = _invalid(mcp.call("slowave_recall", {
-        "session_id": "sess_0000000000000000", "scope": "project:x", "query": "q", "limit": 5,
-    }))
+    error = _invalid(
+        mcp.call(
+            "slowave_recall",
+            {
+                "session_id": "sess_0000000000000000",
+                "scope": "project:x",
+                "query": "q",
+                "limit": 5,
+            },
+        )
+    )
     assert error["field_errors"] == [{"path": "limit", "message": "Extra inputs are not permitted"}]
 
 
@@ -31,12 +39,24 @@ def test_it_rejects_an_unknown_key_with_its_field_path(mcp: McpClient) -> None:
     [
         ("slowave_activate", {"task": 7, "initial_goal": "g", "scope": "project:x"}, "task"),
         ("slowave_activate", {"task": "t", "initial_goal": "g", "scope": "nocolon"}, "scope"),
-        ("slowave_remember", {"scope": "project:x", "session_id": "s", "memories": "x"}, "memories"),
+        (
+            "slowave_remember",
+            {"scope": "project:x", "session_id": "s", "memories": "x"},
+            "memories",
+        ),
         ("slowave_feedback", {"retrieval_id": "ctx_1", "coverage": "everything"}, "coverage"),
-        ("slowave_commit", {"session_id": "s", "final_goal": "g", "outcome": "success",
-                            "outcome_summary": "o", "verification": {"status": "verified",
-                            "summary": "s"}, "procedure": {"summary": "p", "steps": ["text"]}},
-         "procedure.steps[0]"),
+        (
+            "slowave_commit",
+            {
+                "session_id": "s",
+                "final_goal": "g",
+                "outcome": "success",
+                "outcome_summary": "o",
+                "verification": {"status": "verified", "summary": "s"},
+                "procedure": {"summary": "p", "steps": ["text"]},
+            },
+            "procedure.steps[0]",
+        ),
     ],
 )
 def test_it_rejects_wrong_types_with_field_errors(
@@ -63,9 +83,17 @@ def test_it_rejects_an_unknown_tool_name(mcp: McpClient) -> None:
 
 
 def test_it_never_takes_client_info_from_arguments(mcp: McpClient) -> None:
-    error = _invalid(mcp.call("slowave_activate", {
-        "task": "t", "initial_goal": "g", "scope": "project:x", "client_name": "spoof",
-    }))
+    error = _invalid(
+        mcp.call(
+            "slowave_activate",
+            {
+                "task": "t",
+                "initial_goal": "g",
+                "scope": "project:x",
+                "client_name": "spoof",
+            },
+        )
+    )
     assert [e["path"] for e in error["field_errors"]] == ["client_name"]
 
 

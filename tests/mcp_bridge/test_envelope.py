@@ -29,7 +29,9 @@ def test_it_hides_unexpected_failures_behind_a_retryable_internal_error(
 def test_it_reports_a_locked_database_as_storage_busy() -> None:
     envelope = error_envelope(OperationalError("database is locked"), "slowave_remember")
     assert envelope["error"] == {
-        "code": "storage_busy", "message": envelope["error"]["message"], "retryable": True,
+        "code": "storage_busy",
+        "message": envelope["error"]["message"],
+        "retryable": True,
     }
 
 

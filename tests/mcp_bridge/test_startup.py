@@ -73,13 +73,24 @@ def test_it_migrates_an_existing_database_in_place(tmp_path: Path) -> None:
 def test_it_writes_only_protocol_frames_to_stdout(tmp_path: Path) -> None:
     # A fresh database, so migrate runs while the server answers; its output must not leak.
     requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "raw-test", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "slowave_recall", "arguments": {"limit": 1}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "slowave_recall", "arguments": {"limit": 1}},
+        },
     ]
     stderr_path = tmp_path / "stderr.log"
     with stderr_path.open("w") as stderr:

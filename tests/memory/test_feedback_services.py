@@ -18,20 +18,36 @@ SCOPE = "project:unit"
 
 def _shown_memory() -> tuple[str, str]:
     now = timezone.now()
-    seed = session_activate(data=ActivateIn(task="seed", initial_goal="g", scope=SCOPE), client=ClientInfo(), now=now)
-    stored = memory_remember(data=RememberIn(scope=SCOPE, session_id=seed["session_id"],
-                                             content="Invoices are generated on the first day of the month",
-                                             type="fact"), now=now)
-    opened = session_activate(data=ActivateIn(task="When are invoices generated each month?", initial_goal="g",
-                                              scope=SCOPE), client=ClientInfo(), now=now)
+    seed = session_activate(
+        data=ActivateIn(task="seed", initial_goal="g", scope=SCOPE), client=ClientInfo(), now=now
+    )
+    stored = memory_remember(
+        data=RememberIn(
+            scope=SCOPE,
+            session_id=seed["session_id"],
+            content="Invoices are generated on the first day of the month",
+            type="fact",
+        ),
+        now=now,
+    )
+    opened = session_activate(
+        data=ActivateIn(
+            task="When are invoices generated each month?", initial_goal="g", scope=SCOPE
+        ),
+        client=ClientInfo(),
+        now=now,
+    )
     assert [m["memory_id"] for m in opened["memories"]] == [stored["memory_id"]]
     return opened["retrieval_id"], stored["memory_id"]
 
 
 def _send(retrieval_id: str, memory_id: str, **entry) -> dict:
-    return feedback_submit(data=FeedbackIn(retrieval_id=retrieval_id,
-                                           memory_feedback=[{"memory_id": memory_id, **entry}]),
-                           now=timezone.now())
+    return feedback_submit(
+        data=FeedbackIn(
+            retrieval_id=retrieval_id, memory_feedback=[{"memory_id": memory_id, **entry}]
+        ),
+        now=timezone.now(),
+    )
 
 
 def _salience(memory_id: str) -> float:
@@ -48,14 +64,20 @@ def test_it_reinforces_once_and_refines_to_the_latest_assessment():
     refined = _send(retrieval_id, memory_id, assessment="used", effect="harmed")
     assert refined["applied"]["weakened"] == 1
     assert _salience(memory_id) == pytest.approx(start - 0.50)
-    latest = FeedbackEvent.objects.filter(target_id=memory_id, status="accepted").order_by("-created_at").first()
+    latest = (
+        FeedbackEvent.objects.filter(target_id=memory_id, status="accepted")
+        .order_by("-created_at")
+        .first()
+    )
     assert latest.refines_event_id is not None
 
 
 def test_it_marks_stale_once_and_halves_salience():
     retrieval_id, memory_id = _shown_memory()
     start = _salience(memory_id)
-    data = _send(retrieval_id, memory_id, assessment="stale", stale_reason="outdated", reason="changed in v2")
+    data = _send(
+        retrieval_id, memory_id, assessment="stale", stale_reason="outdated", reason="changed in v2"
+    )
     assert data["applied"]["marked_stale"] == 1
     memory = Memory.objects.get(pk=int(memory_id[4:]))
     assert memory.status == "stale" and memory.stale_reason == "outdated"
@@ -74,20 +96,49 @@ def test_it_appends_only_and_refuses_updates_of_feedback_rows():
         FeedbackEvent.objects.filter(pk=row.pk).delete()
 
 
-@pytest.mark.parametrize("entry,reason", [
-    ({"assessment": "used", "effect": "maybe"}, "used_requires_helped_no_effect_or_harmed_effect"),
-    ({"assessment": "used", "relevance": "very"}, "invalid_relevance"),
-    ({"assessment": "irrelevant", "effect": "helped"}, "irrelevant_requires_unknown_or_absent_effect"),
-    ({"assessment": "stale", "effect": "helped"}, "stale_requires_unknown_or_absent_effect"),
-    ({"assessment": "stale", "stale_reason": "bored"}, "stale_requires_valid_stale_reason"),
-    ({"assessment": "stale", "stale_reason": "outdated"}, "stale_requires_reason"),
-    ({"assessment": "used", "stale_reason": "outdated"}, "stale_reason_requires_stale_assessment"),
-    ({"assessment": "used", "replacement_memory_id": "sch_1"}, "replacement_requires_stale_assessment"),
-    ({"assessment": "stale", "stale_reason": "outdated", "reason": "r", "replacement_memory_id": "x"},
-     "invalid_replacement_memory_id"),
-    ({"assessment": "stale", "stale_reason": "outdated", "reason": "r", "replacement_memory_id": "sch_99999"},
-     "replacement_not_found"),
-])
+@pytest.mark.parametrize(
+    "entry,reason",
+    [
+        (
+            {"assessment": "used", "effect": "maybe"},
+            "used_requires_helped_no_effect_or_harmed_effect",
+        ),
+        ({"assessment": "used", "relevance": "very"}, "invalid_relevance"),
+        (
+            {"assessment": "irrelevant", "effect": "helped"},
+            "irrelevant_requires_unknown_or_absent_effect",
+        ),
+        ({"assessment": "stale", "effect": "helped"}, "stale_requires_unknown_or_absent_effect"),
+        ({"assessment": "stale", "stale_reason": "bored"}, "stale_requires_valid_stale_reason"),
+        ({"assessment": "stale", "stale_reason": "outdated"}, "stale_requires_reason"),
+        (
+            {"assessment": "used", "stale_reason": "outdated"},
+            "stale_reason_requires_stale_assessment",
+        ),
+        (
+            {"assessment": "used", "replacement_memory_id": "sch_1"},
+            "replacement_requires_stale_assessment",
+        ),
+        (
+            {
+                "assessment": "stale",
+                "stale_reason": "outdated",
+                "reason": "r",
+                "replacement_memory_id": "x",
+            },
+            "invalid_replacement_memory_id",
+        ),
+        (
+            {
+                "assessment": "stale",
+                "stale_reason": "outdated",
+                "reason": "r",
+                "replacement_memory_id": "sch_99999",
+            },
+            "replacement_not_found",
+        ),
+    ],
+)
 def test_it_rejects_each_invalid_memory_assessment(entry, reason):
     retrieval_id, memory_id = _shown_memory()
     data = _send(retrieval_id, memory_id, **entry)

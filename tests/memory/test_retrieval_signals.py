@@ -21,10 +21,15 @@ SCOPE = "project:signals"
 
 
 def _store(items: list[dict]) -> tuple[str, list[int]]:
-    opened = session_activate(data=ActivateIn(task="seed", initial_goal="g", scope=SCOPE),
-                              client=ClientInfo(), now=timezone.now())
-    reply = memory_remember(data=RememberIn(scope=SCOPE, session_id=opened["session_id"], memories=items),
-                            now=timezone.now())
+    opened = session_activate(
+        data=ActivateIn(task="seed", initial_goal="g", scope=SCOPE),
+        client=ClientInfo(),
+        now=timezone.now(),
+    )
+    reply = memory_remember(
+        data=RememberIn(scope=SCOPE, session_id=opened["session_id"], memories=items),
+        now=timezone.now(),
+    )
     return opened["session_id"], [int(r["data"]["memory_id"][4:]) for r in reply["results"]]
 
 
@@ -33,8 +38,12 @@ def _ranked(cue: str, kind: str = "recall") -> list[int]:
 
 
 def test_it_drops_everything_below_the_relevance_floor(settings):
-    _store([{"content": "The API gateway is written in Go", "type": "fact"},
-            {"content": "Unit tests run with pytest in CI", "type": "fact"}])
+    _store(
+        [
+            {"content": "The API gateway is written in Go", "type": "fact"},
+            {"content": "Unit tests run with pytest in CI", "type": "fact"},
+        ]
+    )
     assert _ranked("Choose a paint colour for the office lobby walls") == []
     settings.SLOWAVE_MIN_RELEVANCE = 0.0
     assert _ranked("Choose a paint colour for the office lobby walls") != []
@@ -42,46 +51,85 @@ def test_it_drops_everything_below_the_relevance_floor(settings):
 
 def test_it_prefers_items_inside_a_temporal_cue_window():
     now = timezone.now()
-    _, (old, new) = _store([
-        {"content": "Checkout database incident: the disk filled up", "type": "fact",
-         "occurred_at": (now - timedelta(days=7)).isoformat()},
-        {"content": "Checkout database incident: the connection pool ran dry", "type": "fact",
-         "occurred_at": (now - timedelta(days=1)).isoformat()},
-    ])
+    _, (old, new) = _store(
+        [
+            {
+                "content": "Checkout database incident: the disk filled up",
+                "type": "fact",
+                "occurred_at": (now - timedelta(days=7)).isoformat(),
+            },
+            {
+                "content": "Checkout database incident: the connection pool ran dry",
+                "type": "fact",
+                "occurred_at": (now - timedelta(days=1)).isoformat(),
+            },
+        ]
+    )
     assert _ranked("What incident hit the checkout database last week?")[0] == old
     assert _ranked("What incident hit the checkout database yesterday?")[0] == new
 
 
 def test_it_answers_every_facet_of_a_multi_part_task():
-    _, (port, db, owner, _noise) = _store([
-        {"content": "The web server listens on port 8443", "type": "fact"},
-        {"content": "Customer data is stored in PostgreSQL 16", "type": "fact"},
-        {"content": "The on-call owner for payments is Dana", "type": "fact"},
-        {"content": "The marketing site uses a purple colour palette", "type": "fact"},
-    ])
-    task = ("Prepare the runbook:\n1. Which port does the web server listen on?\n"
-            "2. Which database stores customer data?\n3. Who is the on-call owner for payments?")
+    _, (port, db, owner, _noise) = _store(
+        [
+            {"content": "The web server listens on port 8443", "type": "fact"},
+            {"content": "Customer data is stored in PostgreSQL 16", "type": "fact"},
+            {"content": "The on-call owner for payments is Dana", "type": "fact"},
+            {"content": "The marketing site uses a purple colour palette", "type": "fact"},
+        ]
+    )
+    task = (
+        "Prepare the runbook:\n1. Which port does the web server listen on?\n"
+        "2. Which database stores customer data?\n3. Who is the on-call owner for payments?"
+    )
     assert set(_ranked(task, kind="activate")) == {port, db, owner}
 
 
 def test_it_rewards_agreement_of_the_dense_and_lexical_channels():
     assert scoring.rrf(1, 1) > scoring.rrf(1, None) > scoring.rrf(None, None)
-    both = scoring.combined(topical_score=0.5, rrf_score=scoring.rrf(1, 1), salience=1.4, temporal=0,
-                            scope_factor=1, stale=False)
-    one = scoring.combined(topical_score=0.5, rrf_score=scoring.rrf(1, None), salience=1.4, temporal=0,
-                           scope_factor=1, stale=False)
+    both = scoring.combined(
+        topical_score=0.5,
+        rrf_score=scoring.rrf(1, 1),
+        salience=1.4,
+        temporal=0,
+        scope_factor=1,
+        stale=False,
+    )
+    one = scoring.combined(
+        topical_score=0.5,
+        rrf_score=scoring.rrf(1, None),
+        salience=1.4,
+        temporal=0,
+        scope_factor=1,
+        stale=False,
+    )
     assert both > one
 
 
 def test_it_shows_strong_neighbours_as_associated_items():
     # Stored in separate sessions so that only the edge, not turn adjacency, links them.
-    session_id, (first,) = _store([
-        {"content": "The nightly export job writes CSV files to the reports bucket", "type": "fact"}])
-    _, (second,) = _store([{"content": "Those uploads are encrypted with the shared team key", "type": "fact"}])
-    Association.objects.create(src_id=first, dst_id=second, kind="temporal", weight=0.5, updated_at=timezone.now())
-    reply = retrieval_recall(data=RecallIn(session_id=session_id, scope=SCOPE,
-                                           query="Where does the nightly export job write its CSV files?"),
-                             now=timezone.now())
+    session_id, (first,) = _store(
+        [
+            {
+                "content": "The nightly export job writes CSV files to the reports bucket",
+                "type": "fact",
+            }
+        ]
+    )
+    _, (second,) = _store(
+        [{"content": "Those uploads are encrypted with the shared team key", "type": "fact"}]
+    )
+    Association.objects.create(
+        src_id=first, dst_id=second, kind="temporal", weight=0.5, updated_at=timezone.now()
+    )
+    reply = retrieval_recall(
+        data=RecallIn(
+            session_id=session_id,
+            scope=SCOPE,
+            query="Where does the nightly export job write its CSV files?",
+        ),
+        now=timezone.now(),
+    )
     pathways = {m["memory_id"]: m["pathway"] for m in reply["memories"]}
     assert pathways.get(f"sch_{first}") == "direct"
     assert pathways.get(f"sch_{second}") == "associated"
@@ -89,25 +137,49 @@ def test_it_shows_strong_neighbours_as_associated_items():
 
 
 def test_it_reads_neighbouring_turns_as_context_in_recall():
-    session_id, (_before, asked, answer, _after) = _store([
-        {"content": "Tim: I joined a fantasy literature forum last night", "type": "fact"},
-        {"content": "John: Which fantasy novels do you enjoy writing about the most?", "type": "fact"},
-        {"content": "Tim: Harry Potter and Game of Thrones, I could chat about them forever!", "type": "fact"},
-        {"content": "John: My knee is finally better so I am back on the court", "type": "fact"},
-    ])
-    reply = retrieval_recall(data=RecallIn(session_id=session_id, scope=SCOPE,
-                                           query="Which fantasy novels does Tim enjoy writing about?"),
-                             now=timezone.now())
+    session_id, (_before, asked, answer, _after) = _store(
+        [
+            {"content": "Tim: I joined a fantasy literature forum last night", "type": "fact"},
+            {
+                "content": "John: Which fantasy novels do you enjoy writing about the most?",
+                "type": "fact",
+            },
+            {
+                "content": "Tim: Harry Potter and Game of Thrones, I could chat about them forever!",
+                "type": "fact",
+            },
+            {
+                "content": "John: My knee is finally better so I am back on the court",
+                "type": "fact",
+            },
+        ]
+    )
+    reply = retrieval_recall(
+        data=RecallIn(
+            session_id=session_id,
+            scope=SCOPE,
+            query="Which fantasy novels does Tim enjoy writing about?",
+        ),
+        now=timezone.now(),
+    )
     shown = [m["memory_id"] for m in reply["memories"]]
     assert f"sch_{asked}" in shown and f"sch_{answer}" in shown
-    only_own = rank(scope=SCOPE, cue="Which fantasy novels does Tim enjoy writing about?", kind="activate",
-                    now=timezone.now())
+    only_own = rank(
+        scope=SCOPE,
+        cue="Which fantasy novels does Tim enjoy writing about?",
+        kind="activate",
+        now=timezone.now(),
+    )
     assert answer not in [it.obj.pk for it in only_own.memories]
 
 
 def test_it_demotes_stale_memories_behind_current_ones():
-    _, (old, new) = _store([{"content": "Deployments go out on Tuesdays", "type": "decision"},
-                            {"content": "Deployments go out on Thursdays", "type": "decision"}])
+    _, (old, new) = _store(
+        [
+            {"content": "Deployments go out on Tuesdays", "type": "decision"},
+            {"content": "Deployments go out on Thursdays", "type": "decision"},
+        ]
+    )
     Memory.objects.filter(pk=old).update(status="stale", superseded_by_id=new)
     order = _ranked("Which day do deployments go out?")
     assert order == [new, old]

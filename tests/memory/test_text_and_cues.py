@@ -14,13 +14,16 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 def test_it_hashes_text_that_differs_only_in_case_and_spacing_alike():
-    assert normalized_hash("Builds  use the ARM runners ") == normalized_hash("builds use the arm runners")
+    assert normalized_hash("Builds  use the ARM runners ") == normalized_hash(
+        "builds use the arm runners"
+    )
     assert normalized_hash("builds use ARM") != normalized_hash("builds use x86")
 
 
 def test_it_stems_lightly():
-    assert [stem(w) for w in ["policies", "running", "classes", "tokens", "bus", "painted", "used"]] == [
-        "policy", "runn", "class", "token", "bus", "paint", "used"]
+    assert [
+        stem(w) for w in ["policies", "running", "classes", "tokens", "bus", "painted", "used"]
+    ] == ["policy", "runn", "class", "token", "bus", "paint", "used"]
 
 
 def test_it_never_passes_query_syntax_to_fts():
@@ -29,13 +32,17 @@ def test_it_never_passes_query_syntax_to_fts():
 
 
 def test_it_splits_numbered_tasks_into_facets_plus_the_whole():
-    facets, truncated = split_facets("Runbook:\n1. Which port does the server use?\n2. Who owns payments today?")
+    facets, truncated = split_facets(
+        "Runbook:\n1. Which port does the server use?\n2. Who owns payments today?"
+    )
     assert facets[1:3] == ["Which port does the server use?", "Who owns payments today?"]
     assert facets[-1].startswith("Runbook:") and truncated is False
 
 
 def test_it_caps_facets_at_thirty_two():
-    facets, truncated = split_facets("\n".join(f"Who owns component number {i}?" for i in range(40)))
+    facets, truncated = split_facets(
+        "\n".join(f"Who owns component number {i}?" for i in range(40))
+    )
     assert truncated is True and len(facets) == 33
 
 
@@ -46,12 +53,15 @@ def test_it_joins_short_fragments_to_the_previous_facet():
 
 def test_it_flattens_task_context():
     assert flatten_context({"repo": "search", "ci": {"runner": "arm"}, "tags": [1, 2]}) == (
-        "repo: search\nci.runner: arm\ntags: 1, 2")
+        "repo: search\nci.runner: arm\ntags: 1, 2"
+    )
 
 
 def test_it_reads_temporal_cues():
     last_week = parse_window("what broke last week?", NOW)
-    assert last_week.contains(NOW - timedelta(days=7)) and not last_week.contains(NOW - timedelta(days=1))
+    assert last_week.contains(NOW - timedelta(days=7)) and not last_week.contains(
+        NOW - timedelta(days=1)
+    )
     assert parse_window("yesterday's deploy", NOW).contains(NOW - timedelta(days=1))
     assert parse_window("in March 2025", NOW).contains(datetime(2025, 3, 15, tzinfo=UTC))
     assert not parse_window("in March 2025", NOW).contains(datetime(2023, 3, 15, tzinfo=UTC))

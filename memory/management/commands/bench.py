@@ -18,10 +18,15 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="bench", required=True)
         locomo = sub.add_parser("locomo", help="LoCoMo retrieval benchmark (spec §13.1)")
         locomo.add_argument("path")
-        locomo.add_argument("--baseline", action="append", default=[], choices=["bm25", "dense", "rrf"])
+        locomo.add_argument(
+            "--baseline", action="append", default=[], choices=["bm25", "dense", "rrf"]
+        )
         locomo.add_argument("--no-slowave", action="store_true", help="run only the baselines")
-        locomo.add_argument("--no-consolidate", action="store_true",
-                            help="skip the consolidation pass between ingest and questions")
+        locomo.add_argument(
+            "--no-consolidate",
+            action="store_true",
+            help="skip the consolidation pass between ingest and questions",
+        )
         locomo.add_argument("--db", help="SQLite file to use (default: a temporary one)")
         locomo.add_argument("--out", help="write the JSON report here")
         locomo.add_argument("--details", action="store_true", help="per-question rows in the JSON")
@@ -32,7 +37,9 @@ class Command(BaseCommand):
         scale.add_argument("--embedder", choices=["sentence-transformers", "hash"])
         scale.add_argument("--db", help="SQLite file to use (default: a temporary one)")
         scale.add_argument("--out", help="write the JSON report here")
-        consolidate = sub.add_parser("consolidate", help="clustering pass throughput (synthetic episodes)")
+        consolidate = sub.add_parser(
+            "consolidate", help="clustering pass throughput (synthetic episodes)"
+        )
         consolidate.add_argument("--episodes", type=int, required=True)
         consolidate.add_argument("--scopes", type=int, default=10)
         consolidate.add_argument("--out", help="write the JSON report here")
@@ -69,8 +76,12 @@ class Command(BaseCommand):
         if options["embedder"]:
             settings.SLOWAVE_EMBEDDER = options["embedder"]
         _use_scratch_database(options["db"])
-        report = run_scale(memories=options["memories"], scopes=options["scopes"],
-                           queries=options["queries"], log=lambda m: self.stderr.write(m))
+        report = run_scale(
+            memories=options["memories"],
+            scopes=options["scopes"],
+            queries=options["queries"],
+            log=lambda m: self.stderr.write(m),
+        )
         self._emit(report, options["out"])
 
     def _locomo(self, options) -> None:
@@ -86,14 +97,21 @@ class Command(BaseCommand):
         errors = Console(stderr=True)
         try:
             report = run_locomo(
-                options["path"], baselines=options["baseline"],
-                slowave_runner=None if options["no_slowave"] else make_runner(
-                    None if options["no_consolidate"] else _consolidate),
-                out=options["out"], details=options["details"], log=errors.log,
-                config={"ingest": "remember", "consolidation": not options["no_consolidate"],
-                        "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
-                        "relative_margin": settings.SLOWAVE_RELATIVE_MARGIN,
-                        "vector_backend": "sqlite-vec"},
+                options["path"],
+                baselines=options["baseline"],
+                slowave_runner=None
+                if options["no_slowave"]
+                else make_runner(None if options["no_consolidate"] else _consolidate),
+                out=options["out"],
+                details=options["details"],
+                log=errors.log,
+                config={
+                    "ingest": "remember",
+                    "consolidation": not options["no_consolidate"],
+                    "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
+                    "relative_margin": settings.SLOWAVE_RELATIVE_MARGIN,
+                    "vector_backend": "sqlite-vec",
+                },
             )
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
