@@ -9,24 +9,12 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memory.errors import InvalidInput
 
-MEMORY_TYPES = (
-    "fact",
-    "preference",
-    "decision",
-    "constraint",
-    "instruction",
-    "lesson",
-    "warning",
-    "open_question",
-    "task",
-    "artifact",
-)
 MemoryTypeName = Literal[
     "fact",
     "preference",
@@ -39,6 +27,7 @@ MemoryTypeName = Literal[
     "task",
     "artifact",
 ]
+MEMORY_TYPES: tuple[str, ...] = get_args(MemoryTypeName)
 CONTINUITY_RE = re.compile(r"^cont_[A-Za-z0-9_-]{32,96}$")
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 SCOPE_MESSAGE = "scope must use nonblank kind:id form"

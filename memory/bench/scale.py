@@ -14,25 +14,13 @@ from django.utils import timezone
 
 from memory import embeddings
 from memory.bench.metrics import percentile
-from memory.schemas import ActivateIn, RecallIn, RememberIn
+from memory.schemas import MEMORY_TYPES, ActivateIn, RecallIn, RememberIn
 from memory.services.activate import session_activate
 from memory.services.recall import retrieval_recall
 from memory.services.remember import memory_remember
 from memory.services.sessions import ClientInfo
 
 CLIENT = ClientInfo(name="slowave-bench", version="1")
-TYPES = [
-    "fact",
-    "preference",
-    "decision",
-    "constraint",
-    "instruction",
-    "lesson",
-    "warning",
-    "open_question",
-    "task",
-    "artifact",
-]
 SUBJECTS = [
     "billing",
     "search",
@@ -99,7 +87,10 @@ def synthetic(n: int, seed: int = 13) -> list[tuple[str, str]]:
     for i in range(n):
         claim = rng.choice(CLAIMS).format(n=rng.randint(2, 500), o=rng.choice(OBJECTS))
         out.append(
-            (f"The {rng.choice(SUBJECTS)} {rng.choice(PARTS)} {claim} (note {i})", TYPES[i % 10])
+            (
+                f"The {rng.choice(SUBJECTS)} {rng.choice(PARTS)} {claim} (note {i})",
+                MEMORY_TYPES[i % len(MEMORY_TYPES)],
+            )
         )
     return out
 
