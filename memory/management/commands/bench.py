@@ -43,12 +43,23 @@ class Command(BaseCommand):
         consolidate.add_argument("--episodes", type=int, required=True)
         consolidate.add_argument("--scopes", type=int, default=10)
         consolidate.add_argument("--out", help="write the JSON report here")
+        load = sub.add_parser("load", help="concurrent agents' full cycles over MCP HTTP")
+        load.add_argument("--agents", default="1,4,16", help="agent counts, one phase each")
+        load.add_argument("--cycles", type=int, default=64, help="cycles per phase, shared out")
+        load.add_argument(
+            "--embedder", choices=["sentence-transformers", "hash"], default="sentence-transformers"
+        )
+        load.add_argument("--database-url", help="DATABASE_URL for the server (e.g. PostgreSQL)")
+        load.add_argument("--worker", action="store_true", help="run the embedded worker too")
+        load.add_argument("--out", help="write the JSON report here")
 
     def handle(self, *args, **options) -> None:
         if options["bench"] == "scale":
             return self._scale(options)
         if options["bench"] == "consolidate":
             return self._consolidate_bench(options)
+        if options["bench"] == "load":
+            return self._load(options)
         self._locomo(options)
 
     def _consolidate_bench(self, options) -> None:
@@ -59,6 +70,33 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         self._emit(report, options["out"])
+
+    def _load(self, options) -> None:
+        from rich.console import Console
+
+        from memory.bench.load import parse_agents, print_load, run_load
+        from memory.bench.report import write_json
+
+        try:
+            agents = parse_agents(options["agents"], options["cycles"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        try:
+            report = run_load(
+                agents=agents,
+                cycles=options["cycles"],
+                embedder=options["embedder"],
+                database_url=options["database_url"],
+                worker=options["worker"],
+                log=lambda m: self.stderr.write(m),
+            )
+        except RuntimeError as exc:  # the server did not start; the message carries its log
+            raise CommandError(str(exc)) from exc
+        if options["out"]:
+            write_json(options["out"], report)
+        print_load(report, Console(file=self.stdout))
+        if not report["ok"]:
+            raise CommandError("load bench failed: " + "; ".join(report["failures"]))
 
     def _emit(self, report, out: str | None) -> None:
         import json

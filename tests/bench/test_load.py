@@ -1,0 +1,73 @@
+"""`slowave bench load`: concurrent agents over MCP HTTP against a real `slowave up`."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from memory.bench.load import parse_agents, split_cycles
+from memory.bench.load_agent import TOOLS
+
+
+def test_it_runs_full_cycles_with_no_lost_write_and_no_5xx(tmp_path: Path) -> None:
+    out, stdout = tmp_path / "load.json", StringIO()
+    call_command(
+        "bench",
+        "load",
+        "--agents",
+        "1,4",
+        "--cycles",
+        "8",
+        "--embedder",
+        "hash",
+        "--out",
+        str(out),
+        stdout=stdout,
+        stderr=StringIO(),
+    )
+    report = json.loads(out.read_text())
+    assert report["ok"] is True, report["failures"]
+    assert [phase["agents"] for phase in report["phases"]] == [1, 4]
+    for phase in report["phases"]:
+        assert phase["cycles_ok"] == 8 and phase["cycles_failed"] == 0
+        assert phase["cycles_per_second"] > 0
+        assert phase["http_5xx"] == 0 and phase["errors"] == {}
+        assert phase["lost_writes"] == 0
+        assert phase["memories_written"] == 8 * 3
+        assert phase["recall_hit_rate"] == 1.0
+        for tool in TOOLS:
+            latency = phase["latency_ms"][tool]
+            assert latency["calls"] == 8
+            assert 0 < latency["p50"] <= latency["p95"] <= latency["p99"]
+    verification = report["verification"]
+    assert verification["checked"] == 3 + 2 * 8 * 3  # the warm-up cycle's writes too
+    assert verification["lost_writes"] == 0 and verification["http_status"] == {"200": 51}
+    assert report["server_log"]["tracebacks"] == 0
+    table = stdout.getvalue()
+    assert "cycles/s" in table and "p99" in table and "0 lost" in table
+
+
+def test_it_shares_the_cycles_out_between_the_agents() -> None:
+    assert split_cycles(64, 16) == [4] * 16
+    assert split_cycles(10, 4) == [3, 3, 2, 2]
+    assert parse_agents("1,4,16", 64) == [1, 4, 16]
+
+
+@pytest.mark.parametrize(
+    ("agents", "cycles", "message"),
+    [
+        ("1,x", 8, "comma-separated integers"),
+        ("0", 8, "positive"),
+        ("1,16", 8, "each needs a cycle"),
+    ],
+)
+def test_it_refuses_bad_agent_counts_before_starting_a_server(
+    agents: str, cycles: int, message: str
+) -> None:
+    with pytest.raises(CommandError, match=message):
+        call_command("bench", "load", "--agents", agents, "--cycles", str(cycles))
