@@ -522,3 +522,28 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField()
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+
+
+class VectorRow(models.Model):
+    """The numpy vector backend's store (spec §4): one row per indexed vector, append-ordered.
+
+    An upsert replaces a key's rows with a new one (a new, higher id); a delete leaves a row
+    without an embedding (a tombstone). Processes keep an in-memory matrix and read only the
+    rows with ids above what they have already applied.
+    """
+
+    kind = models.CharField(max_length=12)
+    row_id = models.BigIntegerField()
+    scope = models.CharField(max_length=200)
+    embedding = models.BinaryField(null=True, editable=False)
+
+    class Meta:
+        indexes = [models.Index(fields=["kind", "row_id"], name="vectorrow_kind_row")]
+
+
+class VectorStamp(models.Model):
+    """Per-kind write counter for VectorRow. Writers bump it before inserting, which takes a row
+    lock on PostgreSQL, so row ids of one kind become visible in id order."""
+
+    kind = models.CharField(primary_key=True, max_length=12)
+    version = models.BigIntegerField(default=0)

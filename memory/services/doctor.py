@@ -15,6 +15,8 @@ from typing import Any
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from memory.vectors import backend_name
+
 DEPENDENCIES = (
     "Django",
     "pydantic",
@@ -77,7 +79,7 @@ def database_health(*, quick_check: bool = False) -> dict[str, Any]:
     health: dict[str, Any] = {
         "engine": db.vendor,
         "path": str(path) if path else db.settings_dict.get("NAME"),
-        "vector_backend": settings.SLOWAVE_VECTOR_BACKEND,
+        "vector_backend": backend_name(),
         "embedder": settings.SLOWAVE_EMBEDDER,
         "schema": schema_versions(),
     }
@@ -234,7 +236,7 @@ def doctor_run(*, include_model: bool = True) -> list[Check]:
     checks = [_check_python(), _check_dependencies()]
     checks += _check_sqlite()
     checks += [_check_migrations(), _check_paths(), _check_broker()]
-    checks.append(Check("vector backend", "ok", settings.SLOWAVE_VECTOR_BACKEND))
+    checks.append(Check("vector backend", "ok", backend_name()))
     if include_model:
         checks.append(_check_model())
     return checks

@@ -1,35 +1,12 @@
-"""Exact nearest-neighbour search behind a small interface (spec §4).
-
-Kinds: memory, episode, procedure, prototype. Rows are keyed by the owning row's integer
-key (procedures by a stable integer derived in the service). Callers filter status.
-"""
+"""The sqlite-vec backend: `vec0` tables partitioned by scope, cosine distance, brute force."""
 
 from __future__ import annotations
-
-from typing import Protocol
 
 import numpy as np
 from django.db import connection
 
 from memory.embeddings import to_blob
-
-KINDS = ("memory", "episode", "procedure", "prototype")
-
-
-class VectorIndex(Protocol):
-    name: str
-
-    def upsert(self, kind: str, row_id: int, scope: str, vector: np.ndarray) -> None: ...
-
-    def delete(self, kind: str, row_id: int) -> None: ...
-
-    def knn(
-        self, kind: str, vector: np.ndarray, k: int, scopes: list[str]
-    ) -> list[tuple[int, float]]: ...
-
-    def knn_all_scopes(
-        self, kind: str, vector: np.ndarray, k: int
-    ) -> list[tuple[int, float, str]]: ...
+from memory.vectors import check_kind as _check_kind
 
 
 class SqliteVecIndex:
@@ -79,18 +56,3 @@ class SqliteVecIndex:
             return [
                 (int(row_id), 1.0 - float(distance), scope) for row_id, distance, scope in cursor
             ]
-
-
-def _check_kind(kind: str) -> None:
-    if kind not in KINDS:
-        raise ValueError(f"unknown vector kind {kind!r}")
-
-
-_index: VectorIndex | None = None
-
-
-def get_index() -> VectorIndex:
-    global _index
-    if _index is None:
-        _index = SqliteVecIndex()
-    return _index

@@ -1,0 +1,76 @@
+"""Exact nearest-neighbour search behind a small interface (spec §4).
+
+Kinds: memory, episode, procedure, prototype. Rows are keyed by the owning row's integer
+key (procedures by a stable integer derived in the service). Callers filter status.
+Backends: `sqlite-vec` (the SQLite default) and `numpy` (an in-memory float32 matrix kept in
+sync from the database; the PostgreSQL default). Both are exact and give the same answers.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+
+KINDS = ("memory", "episode", "procedure", "prototype")
+
+
+class VectorIndex(Protocol):
+    name: str
+
+    def upsert(self, kind: str, row_id: int, scope: str, vector: np.ndarray) -> None: ...
+
+    def delete(self, kind: str, row_id: int) -> None: ...
+
+    def knn(
+        self, kind: str, vector: np.ndarray, k: int, scopes: list[str]
+    ) -> list[tuple[int, float]]: ...
+
+    def knn_all_scopes(
+        self, kind: str, vector: np.ndarray, k: int
+    ) -> list[tuple[int, float, str]]: ...
+
+
+def check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"unknown vector kind {kind!r}")
+
+
+def backend_name() -> str:
+    """The configured backend, with `auto` resolved for the current database."""
+    chosen = settings.SLOWAVE_VECTOR_BACKEND
+    if chosen == "auto":
+        return "sqlite-vec" if connection.vendor == "sqlite" else "numpy"
+    if chosen == "sqlite-vec" and connection.vendor != "sqlite":
+        raise ImproperlyConfigured("SLOWAVE_VECTOR_BACKEND=sqlite-vec needs the SQLite database")
+    if chosen == "pgvector":
+        raise ImproperlyConfigured(
+            "SLOWAVE_VECTOR_BACKEND=pgvector is not available in this build; "
+            "use numpy (the PostgreSQL default)"
+        )
+    return chosen
+
+
+_index: VectorIndex | None = None
+_lock = threading.Lock()
+
+
+def get_index() -> VectorIndex:
+    global _index
+    if _index is None:
+        with _lock:
+            if _index is None:
+                name = backend_name()
+                if name == "numpy":
+                    from memory.vectors.numpy_index import NumpyIndex
+
+                    _index = NumpyIndex()
+                else:
+                    from memory.vectors.sqlite_vec import SqliteVecIndex
+
+                    _index = SqliteVecIndex()
+    return _index

@@ -1,0 +1,114 @@
+"""The numpy vector backend gives sqlite-vec's answers and stays in step with the database."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memory.embeddings import from_blob
+from memory.models import Memory, VectorRow
+from memory.schemas import ActivateIn, RememberIn
+from memory.services.activate import session_activate
+from memory.services.remember import memory_remember
+from memory.services.sessions import ClientInfo
+from memory.vectors.numpy_index import NumpyIndex
+from memory.vectors.sqlite_vec import SqliteVecIndex
+
+# Commit and rollback are under test, so most tests run outside the test-wide transaction.
+committing = pytest.mark.django_db(transaction=True)
+SCOPES = ["project:a", "project:b", "project:c"]
+BASE = 9_000_000  # keys far above any real row: the sqlite-vec tables outlive a test's flush
+
+
+@pytest.fixture(autouse=True)
+def _clean_vec_tables():
+    yield
+    with connection.cursor() as cursor:
+        for kind in ("memory", "episode"):
+            cursor.execute(f"DELETE FROM vec_{kind} WHERE rowid >= %s", [BASE])
+
+
+def _vectors(n: int, seed: int = 7) -> np.ndarray:
+    vectors = np.random.default_rng(seed).normal(size=(n, 384)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _ids(hits) -> list[int]:
+    return [hit[0] for hit in hits]
+
+
+@committing
+def test_numpy_and_sqlite_vec_return_the_same_neighbours():
+    vectors = _vectors(300)
+    numpy_index, vec_index = NumpyIndex(), SqliteVecIndex()
+    for key, vector in enumerate(vectors, start=BASE):
+        for index in (numpy_index, vec_index):
+            index.upsert("memory", key, SCOPES[key % 3], vector)
+    for query in _vectors(12, seed=99):
+        for scopes in (SCOPES[:1], SCOPES[1:], SCOPES):
+            expected = vec_index.knn("memory", query, 20, scopes)
+            got = numpy_index.knn("memory", query, 20, scopes)
+            assert _ids(got) == _ids(expected)
+            assert np.allclose([s for _, s in got], [s for _, s in expected], atol=1e-5)
+        everywhere = numpy_index.knn_all_scopes("memory", query, 15)
+        assert _ids(everywhere) == _ids(vec_index.knn_all_scopes("memory", query, 15))
+        assert all(scope == SCOPES[key % 3] for key, _, scope in everywhere)
+
+
+@committing
+def test_a_second_process_sees_writes_updates_and_deletes():
+    vectors = _vectors(4)
+    writer, reader = NumpyIndex(), NumpyIndex()  # two processes sharing one database
+    writer.upsert("episode", 1, "project:a", vectors[0])
+    writer.upsert("episode", 2, "project:a", vectors[1])
+    assert _ids(reader.knn("episode", vectors[1], 1, ["project:a"])) == [2]
+
+    writer.upsert("episode", 2, "project:b", vectors[2])  # re-embedded and moved
+    assert _ids(reader.knn("episode", vectors[1], 5, ["project:a"])) == [1]
+    assert _ids(reader.knn("episode", vectors[2], 1, ["project:b"])) == [2]
+
+    writer.delete("episode", 1)
+    assert reader.knn("episode", vectors[0], 5, ["project:a"]) == []
+    assert VectorRow.objects.filter(kind="episode", row_id=1, embedding=None).count() == 1
+
+
+@committing
+def test_rows_of_a_rolled_back_transaction_are_never_returned():
+    vectors = _vectors(3)
+    index = NumpyIndex()
+    index.upsert("memory", 1, "project:a", vectors[0])
+    with pytest.raises(RuntimeError):
+        with transaction.atomic():
+            index.upsert("memory", 2, "project:a", vectors[1])
+            index.delete("memory", 1)
+            # inside the transaction its own writes are visible ...
+            assert _ids(index.knn("memory", vectors[1], 5, ["project:a"])) == [2]
+            raise RuntimeError("roll back")
+    # ... and after the rollback they are gone, while the committed row is back.
+    assert _ids(index.knn("memory", vectors[1], 5, ["project:a"])) == [1]
+    index.upsert("memory", 3, "project:a", vectors[2])
+    assert sorted(_ids(index.knn("memory", vectors[2], 5, ["project:a"]))) == [1, 3]
+
+
+@pytest.mark.django_db
+def test_it_starts_from_the_embeddings_a_store_already_holds():
+    scope = "project:seeded"
+    opened = session_activate(
+        data=ActivateIn(task="seed", initial_goal="g", scope=scope),
+        client=ClientInfo(),
+        now=timezone.now(),
+    )
+    reply = memory_remember(
+        data=RememberIn(
+            scope=scope,
+            session_id=opened["session_id"],
+            memories=[{"content": "The billing queue runs on Redis", "type": "fact"}],
+        ),
+        now=timezone.now(),
+    )
+    pk = int(reply["results"][0]["data"]["memory_id"][4:])
+    VectorRow.objects.filter(kind="memory").delete()  # a store written by sqlite-vec
+    vector = from_blob(Memory.objects.get(pk=pk).embedding)
+    assert _ids(NumpyIndex().knn("memory", vector, 3, [scope])) == [pk]
