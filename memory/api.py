@@ -9,22 +9,32 @@ Reads never create a Retrieval or Exposure: inspecting memory is not an agent be
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
 from ninja import Query, Router, Schema
 from ninja.security import HttpBearer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memory.errors import InvalidInput, NotFound
 from memory.ids import memory_ref
 from memory.models import Memory, Procedure, Retrieval, Session
-from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn, parse_input
+from memory.schemas import (
+    ActivateIn,
+    CommitIn,
+    FeedbackIn,
+    RecallIn,
+    RememberIn,
+    RuleViolation,
+    check_scope,
+    parse_input,
+)
 from memory.selectors import (
     evidence_as_data,
     memory_evidence,
@@ -43,6 +53,7 @@ from memory.services.tokens import (
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 PAGE_MAX = 200
+OFFSET_MAX = 1_000_000_000  # far past any store; beyond 2**63 SQLite cannot even bind it
 
 
 class ReasonIn(BaseModel):
@@ -50,6 +61,44 @@ class ReasonIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
     reason: str = Field("", max_length=500, description="Why (required to forget; 1–500 chars).")
+
+
+class ImportIn(BaseModel):
+    """Body of `POST /api/import`: what `slowave import FILE` reads, with the file inline."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal["transcript", "export"] = Field(
+        "transcript", description="transcript: JSONL conversation lines; export: a Slowave export"
+    )
+    content: str = Field(
+        min_length=1, description="The JSONL file's text, one record per line (as in the file)."
+    )
+    scope: str | None = Field(
+        None, description="Target scope kind:id; required for transcripts, refused for exports."
+    )
+    dry_run: bool = Field(
+        False, description="Transcripts only: validate and report, write nothing."
+    )
+    remap: bool = Field(False, description="Exports only: renumber integer ids already in use.")
+
+    @field_validator("scope")
+    @classmethod
+    def _scope(cls, value: str | None) -> str | None:
+        return None if value is None else check_scope(value.strip())
+
+    @model_validator(mode="after")
+    def _per_format(self) -> ImportIn:
+        if self.format == "transcript":
+            if self.scope is None:
+                raise RuleViolation("scope", "scope is required for a transcript import")
+            if self.remap:
+                raise RuleViolation("remap", "remap applies to format export only")
+        else:
+            if self.scope is not None:
+                raise RuleViolation("scope", "scope applies to format transcript only")
+            if self.dry_run:
+                raise RuleViolation("dry_run", "dry_run applies to format transcript only")
+        return self
 
 
 # Models whose schemas slowave_site/api.py adds to the OpenAPI components.
@@ -60,7 +109,55 @@ BODY_MODELS: tuple[type[BaseModel], ...] = (
     FeedbackIn,
     CommitIn,
     ReasonIn,
+    ImportIn,
 )
+
+
+class OkOut(BaseModel):
+    """The success envelope every route answers with (HTTP 200)."""
+
+    ok: Literal[True]
+    data: dict[str, Any]
+
+
+class FieldErrorOut(BaseModel):
+    path: str = Field(description="dotted path with [i] indices; '' for the whole body")
+    message: str
+
+
+class ErrorDetailOut(BaseModel):
+    code: Literal[
+        "invalid_input",
+        "unauthorized",
+        "forbidden",
+        "not_found",
+        "incomplete_feedback",
+        "storage_error",
+        "storage_busy",
+        "internal_error",
+    ]
+    message: str
+    retryable: bool
+    field_errors: list[FieldErrorOut] | None = None
+    outstanding: Any = None
+
+
+class ErrorOut(BaseModel):
+    """The error envelope; its HTTP status comes from `code` (slowave_site/api.py)."""
+
+    ok: Literal[False]
+    error: ErrorDetailOut
+
+
+def _answers(*statuses: int) -> dict[int, type[BaseModel]]:
+    """Declared responses: the envelope on 200, the error envelope on every listed status
+    (500 internal_error and 503 storage_busy can come from any route that reads the store)."""
+    return {200: OkOut, **dict.fromkeys((*statuses, 500, 503), ErrorOut)}
+
+
+VERB = _answers(400, 401, 404, 409)
+READ = _answers(400, 401, 404)
+STAFF = _answers(400, 401, 403, 404)
 
 
 def _body_doc(model: type[BaseModel], *, required: bool = True) -> dict[str, Any]:
@@ -125,7 +222,9 @@ def _call(service_path: str, **kwargs: Any) -> dict[str, Any]:
 # --- the five agent verbs -------------------------------------------------------------------
 
 
-@router.post("/activate", openapi_extra=_body_doc(ActivateIn), summary="slowave_activate")
+@router.post(
+    "/activate", response=VERB, openapi_extra=_body_doc(ActivateIn), summary="slowave_activate"
+)
 def activate(request: HttpRequest) -> dict[str, Any]:
     from memory.services.sessions import ClientInfo
 
@@ -139,22 +238,26 @@ def activate(request: HttpRequest) -> dict[str, Any]:
     return _call("memory.services.activate.session_activate", data=data, client=client)
 
 
-@router.post("/remember", openapi_extra=_body_doc(RememberIn), summary="slowave_remember")
+@router.post(
+    "/remember", response=VERB, openapi_extra=_body_doc(RememberIn), summary="slowave_remember"
+)
 def remember(request: HttpRequest) -> dict[str, Any]:
     return _call("memory.services.remember.memory_remember", data=_parse(request, RememberIn))
 
 
-@router.post("/recall", openapi_extra=_body_doc(RecallIn), summary="slowave_recall")
+@router.post("/recall", response=VERB, openapi_extra=_body_doc(RecallIn), summary="slowave_recall")
 def recall(request: HttpRequest) -> dict[str, Any]:
     return _call("memory.services.recall.retrieval_recall", data=_parse(request, RecallIn))
 
 
-@router.post("/feedback", openapi_extra=_body_doc(FeedbackIn), summary="slowave_feedback")
+@router.post(
+    "/feedback", response=VERB, openapi_extra=_body_doc(FeedbackIn), summary="slowave_feedback"
+)
 def feedback(request: HttpRequest) -> dict[str, Any]:
     return _call("memory.services.feedback.feedback_submit", data=_parse(request, FeedbackIn))
 
 
-@router.post("/commit", openapi_extra=_body_doc(CommitIn), summary="slowave_commit")
+@router.post("/commit", response=VERB, openapi_extra=_body_doc(CommitIn), summary="slowave_commit")
 def commit(request: HttpRequest) -> dict[str, Any]:
     return _call("memory.services.commit.session_commit", data=_parse(request, CommitIn))
 
@@ -164,7 +267,7 @@ def commit(request: HttpRequest) -> dict[str, Any]:
 
 class Page(Schema):
     limit: int = Field(50, ge=1, le=PAGE_MAX)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=OFFSET_MAX)
 
 
 class MemoryFilters(Page):
@@ -201,7 +304,7 @@ def _scoped(qs: QuerySet[Any], filters: ScopeFilters) -> QuerySet[Any]:
     return qs
 
 
-@router.get("/memories")
+@router.get("/memories", response=READ)
 def memories(request: HttpRequest, filters: Query[MemoryFilters]) -> dict[str, Any]:
     qs = _scoped(Memory.objects.all(), filters)  # type: ignore[arg-type]
     if filters.type:
@@ -211,7 +314,7 @@ def memories(request: HttpRequest, filters: Query[MemoryFilters]) -> dict[str, A
     return _paged(qs.order_by("-pk"), filters, "memories", _memory_row)
 
 
-@router.get("/memories/{memory_id}")
+@router.get("/memories/{memory_id}", response=READ)
 def memory(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     found = memory_get(memory_id=memory_id)
     if found is None:
@@ -219,13 +322,13 @@ def memory(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     return _ok(evidence_as_data(memory_evidence(memory=found)))
 
 
-@router.get("/sessions")
+@router.get("/sessions", response=READ)
 def sessions(request: HttpRequest, filters: Query[ScopeFilters]) -> dict[str, Any]:
     qs = _scoped(Session.objects.all(), filters).order_by("-started_at", "-pk")
     return _paged(qs, filters, "sessions", record_of)
 
 
-@router.get("/sessions/{session_id}")
+@router.get("/sessions/{session_id}", response=READ)
 def session(request: HttpRequest, session_id: str) -> dict[str, Any]:
     found = Session.objects.filter(pk=session_id).first()
     if found is None:
@@ -251,7 +354,7 @@ def session(request: HttpRequest, session_id: str) -> dict[str, Any]:
     )
 
 
-@router.get("/retrievals/{retrieval_id}")
+@router.get("/retrievals/{retrieval_id}", response=READ)
 def retrieval(request: HttpRequest, retrieval_id: str) -> dict[str, Any]:
     found = Retrieval.objects.filter(pk=retrieval_id).first()
     if found is None:
@@ -278,13 +381,13 @@ def retrieval(request: HttpRequest, retrieval_id: str) -> dict[str, Any]:
     )
 
 
-@router.get("/procedures")
+@router.get("/procedures", response=READ)
 def procedures(request: HttpRequest, filters: Query[ScopeFilters]) -> dict[str, Any]:
     qs = _scoped(Procedure.objects.all(), filters).order_by("-created_at", "-pk")
     return _paged(qs, filters, "procedures", record_of)
 
 
-@router.get("/procedures/{procedure_id}")
+@router.get("/procedures/{procedure_id}", response=READ)
 def procedure(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
     found = Procedure.objects.filter(pk=procedure_id).first()
     if found is None:
@@ -292,12 +395,12 @@ def procedure(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
     return _ok(record_of(found))
 
 
-@router.get("/stats")
+@router.get("/stats", response=READ)
 def stats(request: HttpRequest, scope: str | None = None) -> dict[str, Any]:
     return _ok(scope_stats(scope=scope))
 
 
-@router.get("/health", auth=None)
+@router.get("/health", auth=None, response={200: OkOut})
 def health(request: HttpRequest) -> dict[str, Any]:
     return _ok({"status": "ok"})
 
@@ -330,7 +433,12 @@ def _procedure_id(procedure_id: str) -> str:
     return procedure_id
 
 
-@router.post("/memories/{memory_id}/forget", auth=StaffAuth(), openapi_extra=_body_doc(ReasonIn))
+@router.post(
+    "/memories/{memory_id}/forget",
+    auth=StaffAuth(),
+    response=STAFF,
+    openapi_extra=_body_doc(ReasonIn),
+)
 def memory_forget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     return _control(request, "forget", _memory_id(memory_id), empty_ok=False)
 
@@ -338,6 +446,7 @@ def memory_forget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
 @router.post(
     "/memories/{memory_id}/unforget",
     auth=StaffAuth(),
+    response=STAFF,
     openapi_extra=_body_doc(ReasonIn, required=False),
 )
 def memory_unforget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
@@ -345,7 +454,10 @@ def memory_unforget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
 
 
 @router.post(
-    "/procedures/{procedure_id}/forget", auth=StaffAuth(), openapi_extra=_body_doc(ReasonIn)
+    "/procedures/{procedure_id}/forget",
+    auth=StaffAuth(),
+    response=STAFF,
+    openapi_extra=_body_doc(ReasonIn),
 )
 def procedure_forget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
     return _control(request, "forget", _procedure_id(procedure_id), empty_ok=False)
@@ -354,7 +466,31 @@ def procedure_forget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
 @router.post(
     "/procedures/{procedure_id}/unforget",
     auth=StaffAuth(),
+    response=STAFF,
     openapi_extra=_body_doc(ReasonIn, required=False),
 )
 def procedure_unforget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
     return _control(request, "unforget", _procedure_id(procedure_id), empty_ok=True)
+
+
+@router.post("/import", auth=StaffAuth(), response=STAFF, openapi_extra=_body_doc(ImportIn))
+def import_file(request: HttpRequest) -> dict[str, Any]:
+    """Staff: load a transcript or export, all or nothing (same services as `slowave import`)."""
+    from memory.services.export_load import export_import
+    from memory.services.transcripts import transcripts_import
+
+    body: ImportIn = _parse(request, ImportIn)
+    lines = body.content.splitlines()
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            if body.format == "export":
+                return _ok(export_import(lines=lines, now=now, remap=body.remap))
+            return _ok(
+                transcripts_import(lines=lines, scope=body.scope, now=now, dry_run=body.dry_run)
+            )
+    except InvalidInput as exc:
+        if exc.field_errors:
+            raise
+        # The loaders name the line in the message; the body field it came from is `content`.
+        raise InvalidInput.for_field_message("content", exc.message) from None

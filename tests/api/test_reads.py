@@ -46,3 +46,10 @@ def test_it_answers_unknown_ids_with_404(client) -> None:
 def test_it_rejects_bad_paging_with_the_invalid_input_envelope(client) -> None:
     error = err(client.get("/api/memories", {"limit": 0}), 400, "invalid_input")
     assert error["field_errors"][0]["path"] == "limit"
+
+
+def test_it_refuses_an_offset_too_large_for_the_database(client) -> None:
+    # Found by schemathesis: a 30-digit offset reached SQLite and came back as a 500.
+    for path in ("memories", "sessions", "procedures"):
+        error = err(client.get(f"/api/{path}", {"offset": 10**29}), 400, "invalid_input")
+        assert error["field_errors"][0]["path"] == "offset"
