@@ -1,13 +1,14 @@
 """`slowave bench load`: N concurrent agents running full cognitive cycles over MCP HTTP.
 
 Lives here: the phases (one per agent count, the same total cycles each), the read-back that
-proves no write was lost, the per-phase summary and its table. The checks are the bench's
-own: a run with a lost write, a 5xx or an unretried error is reported as failed (`ok: false`).
-Does not live here: the cycle itself (load_agent) or the server process (load_server).
+proves no write was lost, the per-phase summary. The checks are the bench's own: a run with a
+lost write, a 5xx or an unretried error is reported as failed (`ok: false`).
+Does not live here: the cycle (load_agent), the server (load_server), the tables (load_report).
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -16,9 +17,6 @@ from urllib.parse import urlsplit
 
 import anyio
 import httpx2
-from rich import box
-from rich.console import Console
-from rich.table import Table
 
 from memory.bench.load_agent import FACTS_PER_CYCLE, SHARED_EVERY, TOOLS, Agent, Plan, Ready, Tally
 from memory.bench.load_server import bench_server
@@ -36,7 +34,9 @@ def parse_agents(text: str, cycles: int) -> list[int]:
     if not counts or min(counts) < 1:
         raise ValueError("--agents needs at least one positive agent count")
     if cycles < max(counts):
-        raise ValueError(f"--cycles {cycles} is fewer than {max(counts)} agents: each needs a cycle")
+        raise ValueError(
+            f"--cycles {cycles} is fewer than {max(counts)} agents: each needs a cycle"
+        )
     return counts
 
 
@@ -150,6 +150,7 @@ def run_load(
     worker: bool = False,
     log: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
+    load_before = os.getloadavg()  # the machine may be shared: say how busy it was
     with bench_server(embedder=embedder, database_url=database_url, worker=worker) as server:
         log(f"load: server at {server.base_url}")
         report = anyio.run(_drive, server.base_url, list(agents), cycles, log)
@@ -164,6 +165,8 @@ def run_load(
             "database": _database_label(database_url),
             "worker": worker,
             "transport": "mcp streamable-http",
+            "cpus": os.cpu_count(),
+            "loadavg_1m": {"start": load_before[0], "end": os.getloadavg()[0]},
         },
         **report,
         "server_log": server.problems,
@@ -184,65 +187,11 @@ def _failures(report: dict[str, Any], problems: dict[str, Any]) -> list[str]:
             out.append(f"{label}: {phase['lost_writes']} lost writes")
         if phase["matched_instead_of_created"]:
             out.append(f"{label}: {phase['matched_instead_of_created']} distinct facts matched")
+    readback_5xx = sum(v for k, v in report["verification"]["http_status"].items() if k >= 500)
+    if readback_5xx:
+        out.append(f"read-back: {readback_5xx} HTTP 5xx")
     if report["warmup_errors"]:
         out.append(f"warm-up: errors {report['warmup_errors']}")
     if problems.get("tracebacks"):
         out.append(f"server logged {problems['tracebacks']} traceback(s)")
     return out
-
-
-def _ms(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f}"
-
-
-def load_tables(report: dict[str, Any]) -> list[Table]:
-    config = report["config"]
-    title = f"bench load — {config['database']}, {config['embedder']}, {config['transport']}"
-    summary = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
-    for label in ("agents", "cycles ok", "cycles/s", "wall s", "5xx", "errors", "busy"):
-        summary.add_column(label, justify="right")
-    summary.add_column("lost", justify="right")
-    summary.add_column("recall hit", justify="right")
-    latency = Table(title="latency per tool call (ms)", title_justify="left", box=box.SIMPLE_HEAD)
-    for label in ("agents", "tool", "calls", "p50", "p95", "p99", "busy", "errors"):
-        latency.add_column(label, justify="right" if label != "tool" else "left")
-    for phase in report["phases"]:
-        summary.add_row(
-            str(phase["agents"]),
-            f"{phase['cycles_ok']}/{phase['cycles']}",
-            f"{phase['cycles_per_second']:.2f}",
-            f"{phase['wall_seconds']:.1f}",
-            str(phase["http_5xx"]),
-            str(sum(phase["errors"].values())),
-            str(sum(phase["storage_busy_retries"].values())),
-            str(phase["lost_writes"]),
-            f"{phase['recall_hit_rate']:.0%}",
-        )
-        for tool in TOOLS:
-            row = phase["latency_ms"][tool]
-            errors = sum(v for k, v in phase["errors"].items() if k.startswith(f"{tool}:"))
-            latency.add_row(
-                str(phase["agents"]),
-                tool,
-                str(row["calls"]),
-                _ms(row["p50"]),
-                _ms(row["p95"]),
-                _ms(row["p99"]),
-                str(phase["storage_busy_retries"][tool]),
-                str(errors),
-            )
-        latency.add_section()
-    return [summary, latency]
-
-
-def print_load(report: dict[str, Any], console: Console | None = None) -> None:
-    console = console or Console()
-    for table in load_tables(report):
-        console.print(table)
-    verification = report["verification"]
-    console.print(
-        f"read back {verification['checked']} memories over REST: "
-        f"{verification['lost_writes']} lost; warm-up {report['warmup_seconds']} s"
-    )
-    for failure in report["failures"]:
-        console.print(f"FAILED: {failure}")

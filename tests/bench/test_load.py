@@ -6,12 +6,15 @@ import json
 from io import StringIO
 from pathlib import Path
 
+import anyio
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from mcp import types
 
+from memory.bench import load_agent
 from memory.bench.load import parse_agents, split_cycles
-from memory.bench.load_agent import TOOLS
+from memory.bench.load_agent import TOOLS, Agent, Plan, Tally
 
 
 def test_it_runs_full_cycles_with_no_lost_write_and_no_5xx(tmp_path: Path) -> None:
@@ -71,3 +74,42 @@ def test_it_refuses_bad_agent_counts_before_starting_a_server(
 ) -> None:
     with pytest.raises(CommandError, match=message):
         call_command("bench", "load", "--agents", agents, "--cycles", str(cycles))
+
+
+class _BusySession:
+    """Stands in for the SDK's ClientSession: `storage_busy` twice, then the envelope."""
+
+    def __init__(self, busy: int) -> None:
+        self.busy, self.calls = busy, 0
+
+    async def call_tool(self, name: str, arguments: dict, **_: object) -> types.CallToolResult:
+        self.calls += 1
+        if self.calls <= self.busy:
+            error = {"code": "storage_busy", "message": "storage is busy", "retryable": True}
+            envelope = {"ok": False, "error": error}
+        else:
+            envelope = {"ok": True, "data": {"tool": name}}
+        return types.CallToolResult(content=[], structured_content=envelope, is_error=False)
+
+
+def _agent_with(session: _BusySession) -> tuple[Agent, Tally]:
+    tally = Tally()
+    agent = Agent(index=0, url="http://127.0.0.1:9", plan=Plan(run="t", agents=1), tally=tally)
+    agent.session = session  # type: ignore[assignment]
+    return agent, tally
+
+
+def test_it_retries_storage_busy_and_counts_the_retries_apart() -> None:
+    agent, tally = _agent_with(_BusySession(busy=2))
+    data = anyio.run(agent.call, "remember", {})
+    assert data == {"tool": "slowave_remember"}
+    assert tally.busy_retries["remember"] == 2 and not tally.errors
+    assert len(tally.latency_ms["remember"]) == 1
+
+
+def test_it_reports_storage_busy_as_an_error_once_the_retries_run_out(monkeypatch) -> None:
+    monkeypatch.setattr(load_agent, "BUSY_BACKOFF_SECONDS", 0.001)
+    agent, tally = _agent_with(_BusySession(busy=load_agent.BUSY_RETRIES + 1))
+    assert anyio.run(agent.call, "commit", {}) is None
+    assert tally.busy_retries["commit"] == load_agent.BUSY_RETRIES
+    assert tally.errors == {"commit:storage_busy": 1}

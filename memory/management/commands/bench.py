@@ -74,7 +74,8 @@ class Command(BaseCommand):
     def _load(self, options) -> None:
         from rich.console import Console
 
-        from memory.bench.load import parse_agents, print_load, run_load
+        from memory.bench.load import parse_agents, run_load
+        from memory.bench.load_report import print_load
         from memory.bench.report import write_json
 
         try:
