@@ -1,4 +1,9 @@
-"""FTS5 BM25 search (spec §4): user text is tokenised and quoted, never passed as syntax."""
+"""Lexical search (spec §4): user text is tokenised and quoted, never passed as syntax.
+
+SQLite: FTS5 tables scored by `-bm25()`. PostgreSQL: `lex_<kind>` tables with a stored
+`tsvector` and a GIN index, scored by `ts_rank_cd` (only ranks are fused downstream).
+Tokens are `[a-z0-9]+`, so they are safe as tsquery lexemes too.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +20,21 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{t}"' for t in unique)
 
 
+def _postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
 def index(kind: str, row_id: int, scope: str, content: str) -> None:
     _check(kind)
+    if _postgres():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO lex_{kind}(row_id, scope, content) VALUES (%s, %s, %s) "
+                "ON CONFLICT (row_id) DO UPDATE SET scope = EXCLUDED.scope, "
+                "content = EXCLUDED.content",
+                [row_id, scope, content],
+            )
+        return
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM fts_{kind} WHERE rowid = %s", [row_id])
         cursor.execute(
@@ -31,6 +49,16 @@ def search(kind: str, text: str, scopes: list[str], limit: int) -> list[tuple[in
     query = fts_query(text)
     if not query or not scopes:
         return []
+    if _postgres():
+        terms = " | ".join(dict.fromkeys(tokens(text)))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT row_id, ts_rank_cd(tsv, q) AS score "
+                f"FROM lex_{kind}, to_tsquery('english', %s) AS q "
+                "WHERE tsv @@ q AND scope = ANY(%s) ORDER BY score DESC, row_id LIMIT %s",
+                [terms, list(scopes), limit],
+            )
+            return [(int(row_id), float(score)) for row_id, score in cursor]
     placeholders = ", ".join(["%s"] * len(scopes))
     with connection.cursor() as cursor:
         cursor.execute(
@@ -48,6 +76,8 @@ def document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> dict
     out: dict[str, int] = {}
     if not scopes:
         return {term: 0 for term in terms}
+    if _postgres():
+        return _pg_document_frequencies(kind, terms, scopes)
     placeholders = ", ".join(["%s"] * len(scopes))
     part = (
         f"SELECT %s, count(*) FROM fts_{kind} WHERE fts_{kind} MATCH %s "
@@ -58,6 +88,23 @@ def document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> dict
         params: list[object] = []
         for term in chunk:
             params += [term, f'"{term}"', *scopes]
+        with connection.cursor() as cursor:
+            cursor.execute(" UNION ALL ".join([part] * len(chunk)), params)
+            out.update({term: int(df) for term, df in cursor})
+    return out
+
+
+def _pg_document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> dict[str, int]:
+    part = (
+        f"SELECT %s, count(*) FROM lex_{kind} "
+        "WHERE tsv @@ to_tsquery('english', %s) AND scope = ANY(%s)"
+    )
+    out: dict[str, int] = {}
+    for start in range(0, len(terms), 200):
+        chunk = terms[start : start + 200]
+        params: list[object] = []
+        for term in chunk:
+            params += [term, term, list(scopes)]
         with connection.cursor() as cursor:
             cursor.execute(" UNION ALL ".join([part] * len(chunk)), params)
             out.update({term: int(df) for term, df in cursor})

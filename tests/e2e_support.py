@@ -210,14 +210,27 @@ async def _connect(
 
 
 def server_fixture(
-    *, env: Mapping[str, str] | None = None, args: tuple[str, ...] = (), scope: str = "module"
+    *,
+    env: Mapping[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    scope: str = "module",
+    databases: tuple[str, ...] = ("sqlite",),
 ) -> Any:
-    """A pytest fixture (module-scoped by default) yielding one McpClient for the module."""
+    """A pytest fixture (module-scoped by default) yielding one McpClient for the module.
 
-    @pytest.fixture(scope=scope)  # type: ignore[call-overload]
-    def _server() -> Iterator[McpClient]:
-        with spawn_server(env=env, args=args) as client:
-            yield client
+    With several `databases` ("sqlite", "postgresql") every test using it runs once per
+    database, each against its own server; PostgreSQL gets a fresh database per server.
+    """
+
+    @pytest.fixture(scope=scope, params=databases)  # type: ignore[call-overload]
+    def _server(request: pytest.FixtureRequest) -> Iterator[McpClient]:
+        with ExitStack() as stack:
+            extra = dict(env or {})
+            if request.param == "postgresql":
+                from tests.pg_support import fresh_postgres_database
+
+                extra["DATABASE_URL"] = stack.enter_context(fresh_postgres_database())
+            yield stack.enter_context(spawn_server(env=extra, args=args))
 
     return _server
 

@@ -32,7 +32,7 @@ def _sqlite_statements():
 def _postgres_statements():
     yield """
         CREATE OR REPLACE FUNCTION slowave_append_only() RETURNS trigger AS $$
-        BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END; $$ LANGUAGE plpgsql
+        BEGIN RAISE EXCEPTION '%% is append-only', TG_TABLE_NAME; END; $$ LANGUAGE plpgsql
     """
     for table in APPEND_ONLY:
         yield (
