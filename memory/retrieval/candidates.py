@@ -10,9 +10,14 @@ import numpy as np
 
 from memory import lexical
 from memory.models import Episode, Memory
+from memory.text import tokens
 from memory.vectors import get_index
 
 POOL = 50
+# The whole cue of a long, many-part task gets a deeper pool: facets past the cap (and parts
+# too short to be facets) are found through it, five candidates per distinct query term.
+WHOLE_CUE_POOL_PER_TERM = 5
+WHOLE_CUE_POOL_MAX = 1000
 ELIGIBLE_STATUSES = (Memory.Status.ACTIVE, Memory.Status.STALE)
 
 
@@ -116,11 +121,17 @@ def scope_factor(memory: Memory | MemoryRow, scope: str) -> float:
     return 0.70 if memory.scope != scope and memory.generalization_stage == 2 else 1.0
 
 
-def pool_for(kind: str, text: str, vector: np.ndarray | None, scopes: list[str]) -> Pool:
-    dense_hits = get_index().knn(kind, vector, POOL, scopes) if vector is not None else []
-    lexical_hits = lexical.search(kind, text, scopes, POOL)
+def pool_for(
+    kind: str, text: str, vector: np.ndarray | None, scopes: list[str], limit: int = POOL
+) -> Pool:
+    dense_hits = get_index().knn(kind, vector, limit, scopes) if vector is not None else []
+    lexical_hits = lexical.search(kind, text, scopes, limit)
     return Pool(
         dense={row_id: rank for rank, (row_id, _) in enumerate(dense_hits, start=1)},
         lexical={row_id: rank for rank, (row_id, _) in enumerate(lexical_hits, start=1)},
-        capped=len(dense_hits) >= POOL or len(lexical_hits) >= POOL,
+        capped=len(dense_hits) >= limit or len(lexical_hits) >= limit,
     )
+
+
+def whole_cue_pool(text: str) -> int:
+    return min(WHOLE_CUE_POOL_MAX, max(POOL, WHOLE_CUE_POOL_PER_TERM * len(set(tokens(text)))))

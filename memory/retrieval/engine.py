@@ -12,9 +12,10 @@ from django.db.models import Max
 
 from memory import embeddings, lexical
 from memory.models import Memory, Procedure, Session
-from memory.retrieval import context, scoring
+from memory.retrieval import context, scoring, speakers
 from memory.retrieval.candidates import (
     ELIGIBLE_STATUSES,
+    POOL,
     Pool,
     load_episodes,
     load_memories,
@@ -22,6 +23,7 @@ from memory.retrieval.candidates import (
     scope_factor,
     searchable_scopes,
     stage_visible,
+    whole_cue_pool,
 )
 from memory.retrieval.context import add_context
 from memory.retrieval.facets import split_facets
@@ -55,6 +57,7 @@ class _Cue:
     vectors: np.ndarray | None
     window: Window | None
     terms: list[scoring.FacetTerms]
+    words: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -78,6 +81,7 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
         vectors=vectors,
         window=_window(cue, scope, now),
         terms=[scoring.facet_terms(f, idf_of) for f in facets],
+        words=frozenset(tokens(cue)),
     )
     memories, capped = _rank_memories(
         prepared, scope, scopes, floor, now, with_context=kind == "recall"
@@ -179,9 +183,11 @@ def _score_item(
 
 def _gather(cue: _Cue, kind: str, scopes: list[str]) -> list[Pool]:
     pools = []
+    last = len(cue.facets) - 1
     for i, facet in enumerate(cue.facets):
         vector = cue.vectors[i] if cue.vectors is not None else None
-        pools.append(pool_for(kind, facet, vector, scopes))
+        limit = whole_cue_pool(facet) if i == last else POOL
+        pools.append(pool_for(kind, facet, vector, scopes, limit))
     return pools
 
 
@@ -226,6 +232,9 @@ def _rank_memories(
         if item.context:
             item.score += context.CONTEXT_WEIGHT * item.context
             item.details["context"] = round(item.context, 4)
+        if said := speakers.bonus(memory.content, cue.words):
+            item.score += said
+            item.details["speaker"] = said
         lent = (
             context.CONTEXT_SHARE * item.context if item.topical >= context.CONTEXT_MIN_OWN else 0.0
         )
