@@ -112,3 +112,64 @@ def test_it_records_the_token_user_as_the_client_of_a_session(client) -> None:
     )
     session = Session.objects.get(pk=opened["session_id"])
     assert (session.client_name, session.client_identity) == ("my-agent", "agent-desk")
+
+
+STAFF_ROUTES = (
+    "memories/sch_1/forget",
+    "memories/sch_1/unforget",
+    "procedures/proc_sess_0000000000000000/forget",
+    "procedures/proc_sess_0000000000000000/unforget",
+    "import",
+)
+
+
+@override_settings(SLOWAVE_API_TOKENS=["env-secret-1"])
+def test_it_keeps_every_staff_route_from_every_non_staff_caller(client) -> None:
+    callers = {
+        "loopback": {},
+        "env token": {**REMOTE, **_bearer("env-secret-1")},
+        "user token": {**REMOTE, **_bearer(_token())},
+    }
+    for route in STAFF_ROUTES:
+        for who, extra in callers.items():
+            response = post(client, route, {"reason": "x"}, **extra)
+            assert response.status_code == 403, (route, who, response.content)
+            err(response, 403, "forbidden")
+        err(post(client, route, {"reason": "x"}, **REMOTE), 401, "unauthorized")
+
+
+def test_it_never_echoes_or_logs_a_token(client, caplog) -> None:
+    token = _token(staff=True, name="secret-holder")
+    revoked = _token(name="gone")
+    token_revoke(name="gone", now=timezone.now())
+    caplog.set_level("DEBUG")
+    answers = [
+        client.get("/api/stats", **REMOTE, **_bearer(token)),
+        client.get("/api/stats", **REMOTE, **_bearer(revoked)),
+        client.get("/api/stats", **REMOTE, **_bearer(token + "x")),
+        post(client, "import", {"bogus": True}, **REMOTE, **_bearer(token)),
+    ]
+    for response in answers:
+        assert token not in response.content.decode() and revoked not in response.content.decode()
+    logged = caplog.text + "".join(str(r.args) for r in caplog.records)
+    assert token not in logged and revoked not in logged
+
+
+def test_it_shows_a_token_only_when_it_is_created(client) -> None:
+    get_user_model().objects.create_user(username="ops", password="x", is_staff=True)
+    out, err_out = io.StringIO(), io.StringIO()
+    call_command("token", "create", "--user", "ops", "--name", "ci", stdout=out, stderr=err_out)
+    token = out.getvalue().strip()
+    assert token.startswith("swt_") and token not in err_out.getvalue()
+    listed = io.StringIO()
+    call_command("token", "list", stdout=listed)
+    call_command("token", "list", "--json", stdout=listed)
+    assert "ci" in listed.getvalue() and token not in listed.getvalue()
+    row = ApiToken.objects.get(name="ci")
+    stored = " ".join(str(getattr(row, f.attname)) for f in ApiToken._meta.concrete_fields)
+    assert token not in stored and row.token_hash == token_hash(token)
+    admin = get_user_model().objects.create_superuser(username="boss", password="x")
+    client.force_login(admin)
+    for page in ("/admin/memory/apitoken/", f"/admin/memory/apitoken/{row.pk}/change/"):
+        response = client.get(page)
+        assert response.status_code == 200 and token not in response.content.decode(), page
