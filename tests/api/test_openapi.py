@@ -53,3 +53,22 @@ def test_it_serves_the_docs_page_without_a_cdn(client) -> None:
         assert f"/api/docs-assets/{asset}" in html
         assert client.get(f"/api/docs-assets/{asset}").status_code == 200
     assert client.get("/api/docs-assets/../settings.py").status_code == 404
+
+
+def test_it_declares_the_envelopes_every_route_answers_with(openapi) -> None:
+    components = openapi["components"]["schemas"]
+    assert {"OkOut", "ErrorOut", "ImportIn"} <= set(components)
+    for path, methods in openapi["paths"].items():
+        for method, operation in methods.items():
+            responses = operation["responses"]
+            ok_schema = responses["200"]["content"]["application/json"]["schema"]
+            assert ok_schema == {"$ref": "#/components/schemas/OkOut"}, (method, path)
+            if path == "/api/health":
+                continue
+            for status in ("400", "401", "500", "503"):
+                error = responses[status]["content"]["application/json"]["schema"]
+                assert error == {"$ref": "#/components/schemas/ErrorOut"}, (method, path, status)
+            if "/forget" in path or "/unforget" in path or path == "/api/import":
+                assert "403" in responses, path
+    body = openapi["paths"]["/api/import"]["post"]["requestBody"]["content"]["application/json"]
+    assert body["schema"] == {"$ref": "#/components/schemas/ImportIn"}
