@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from django.db import transaction
 
 from memory import embeddings, lexical
@@ -36,6 +37,7 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
         session = session_check(session_id=data.session_id, scope=data.scope)
         results: list[dict[str, Any]] = []
         batch_hashes: dict[str, int] = {}
+        created: list[tuple[Memory, Any, Event]] = []
         for index, item in enumerate(items):
             vector = vectors[index] if vectors is not None else None
             try:
@@ -50,6 +52,7 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
                                 vector=vector,
                                 now=now,
                                 batch_hashes=batch_hashes,
+                                created=created,
                             ),
                         }
                     )
@@ -68,6 +71,7 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
                         },
                     }
                 )
+        _corroborate(created, session=session, now=now)
         session_touch(session=session, now=now)
     if data.memories is None:
         only = results[0]
@@ -78,7 +82,13 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
 
 
 def _store(
-    *, session, item: RememberItem, vector, now: datetime, batch_hashes: dict[str, int]
+    *,
+    session,
+    item: RememberItem,
+    vector,
+    now: datetime,
+    batch_hashes: dict[str, int],
+    created: list[tuple[Memory, Any, Event]],
 ) -> dict[str, Any]:
     occurred_at = parse_timestamp(item.occurred_at, "occurred_at") if item.occurred_at else None
     event = event_append(
@@ -120,6 +130,8 @@ def _store(
             now=now,
         )
         batch_hashes[digest] = memory.pk
+        if vector is not None:
+            created.append((memory, vector, event))
         disposition = "created"
     return {
         "stored": True,
@@ -169,26 +181,33 @@ def _create(
     lexical.index("memory", memory.pk, memory.scope, memory.content)
     if vector is not None:
         get_index().upsert("memory", memory.pk, memory.scope, vector)
-        _corroborate(memory=memory, vector=vector, event=event, session=session, now=now)
     return memory
 
 
-def _corroborate(*, memory: Memory, vector, event: Event, session, now: datetime) -> None:
-    """Near-identical active memories in other scopes gain a corroboration Support (feeds §7.4)."""
-    hits = get_index().knn_all_scopes("memory", vector, CORROBORATION_SCAN)
-    others = [
-        (pk, cos)
-        for pk, cos, scope in hits
-        if scope != memory.scope and cos >= CORROBORATION_COSINE
-    ]
-    for pk, cosine in others[:CORROBORATION_K]:
-        if Memory.objects.filter(pk=pk, status=Memory.Status.ACTIVE).exists():
-            Support.objects.create(
-                memory_id=pk,
-                kind=Support.Kind.CORROBORATION,
-                event=event,
-                session=session,
-                scope=memory.scope,
-                weight=cosine,
-                created_at=now,
-            )
+def _corroborate(created: list[tuple[Memory, Any, Event]], *, session, now: datetime) -> None:
+    """Near-identical active memories in other scopes gain a corroboration Support (feeds §7.4).
+
+    One search for the whole batch: every item of a call shares the session's scope, so items
+    of the same batch never corroborate each other."""
+    if not created:
+        return
+    found = get_index().knn_all_scopes_many(
+        "memory", np.stack([vector for _, vector, _ in created]), CORROBORATION_SCAN
+    )
+    for (memory, _, event), hits in zip(created, found, strict=True):
+        others = [
+            (pk, cos)
+            for pk, cos, scope in hits
+            if scope != memory.scope and cos >= CORROBORATION_COSINE
+        ]
+        for pk, cosine in others[:CORROBORATION_K]:
+            if Memory.objects.filter(pk=pk, status=Memory.Status.ACTIVE).exists():
+                Support.objects.create(
+                    memory_id=pk,
+                    kind=Support.Kind.CORROBORATION,
+                    event=event,
+                    session=session,
+                    scope=memory.scope,
+                    weight=cosine,
+                    created_at=now,
+                )

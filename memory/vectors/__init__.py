@@ -34,6 +34,10 @@ class VectorIndex(Protocol):
         self, kind: str, vector: np.ndarray, k: int
     ) -> list[tuple[int, float, str]]: ...
 
+    def knn_all_scopes_many(
+        self, kind: str, vectors: np.ndarray, k: int
+    ) -> list[list[tuple[int, float, str]]]: ...
+
 
 def check_kind(kind: str) -> None:
     if kind not in KINDS:

@@ -66,14 +66,16 @@ class _Matrix:
         self.live[slot] = False
         self.dead += 1
 
-    def search(self, query: np.ndarray, k: int, skip: set[int]) -> list[tuple[int, float]]:
+    def search(self, queries: np.ndarray, k: int, skip: set[int]) -> list[list[tuple[int, float]]]:
+        """Best k (key, cosine) of this scope for each row of `queries`."""
         if self.size == self.dead:
-            return []
-        scores = self.vectors[: self.size] @ query
+            return [[] for _ in queries]
+        scores = queries @ self.vectors[: self.size].T
         live = self.live[: self.size].copy()
         if skip:
             live &= ~np.isin(self.keys[: self.size], list(skip))
-        return _best(self.keys[: self.size][live], scores[live], k)
+        keys = self.keys[: self.size][live]
+        return [_best(keys, row[live], k) for row in scores]
 
 
 class _KindCache:
@@ -143,19 +145,24 @@ class NumpyIndex:
     def knn(
         self, kind: str, vector: np.ndarray, k: int, scopes: list[str]
     ) -> list[tuple[int, float]]:
-        hits = self._search(kind, vector, k, set(scopes))
+        (hits,) = self._search(kind, np.asarray(vector)[None, :], k, set(scopes))
         return [(key, score) for key, score, _ in hits]
 
     def knn_all_scopes(self, kind: str, vector: np.ndarray, k: int) -> list[tuple[int, float, str]]:
-        return self._search(kind, vector, k, None)
+        return self._search(kind, np.asarray(vector)[None, :], k, None)[0]
+
+    def knn_all_scopes_many(
+        self, kind: str, vectors: np.ndarray, k: int
+    ) -> list[list[tuple[int, float, str]]]:
+        return self._search(kind, np.asarray(vectors), k, None)
 
     def _search(
-        self, kind: str, vector: np.ndarray, k: int, scopes: set[str] | None
-    ) -> list[tuple[int, float, str]]:
+        self, kind: str, vectors: np.ndarray, k: int, scopes: set[str] | None
+    ) -> list[list[tuple[int, float, str]]]:
         check_kind(kind)
-        if k <= 0 or scopes == set():
-            return []
-        query = _unit(vector)
+        if k <= 0 or scopes == set() or not len(vectors):
+            return [[] for _ in vectors]
+        queries = np.stack([_unit(v) for v in vectors])
         unsettled: list[Row] = []
         if connection.in_atomic_block and getattr(connection, _DIRTY, False):
             cache = self._cache(kind)
@@ -165,16 +172,25 @@ class NumpyIndex:
             cache = self._refresh(kind)
         superseded = {key for _, key, _, _ in unsettled}
         pending = [row for row in unsettled if row[3] is not None]
-        hits: list[tuple[int, float, str]] = []
+        pending = [row for row in pending if scopes is None or row[2] in scopes]
+        found: list[list[tuple[int, float, str]]] = [[] for _ in queries]
         with self._lock:
             for scope, matrix in cache.scopes.items():
                 if scopes is None or scope in scopes:
-                    hits += [(key, s, scope) for key, s in matrix.search(query, k, superseded)]
-        for _, key, scope, row_vector in pending:
-            if scopes is None or scope in scopes:
-                hits.append((key, float(_unit(row_vector) @ query), scope))
-        hits.sort(key=lambda hit: (-hit[1], hit[0]))
-        return hits[:k]
+                    for hits, best in zip(
+                        found, matrix.search(queries, k, superseded), strict=True
+                    ):
+                        hits += [(key, score, scope) for key, score in best]
+        if pending:
+            side = queries @ np.stack([row[3] for row in pending]).T
+            for hits, row_scores in zip(found, side, strict=True):
+                hits += [
+                    (row[1], float(x), row[2]) for row, x in zip(pending, row_scores, strict=True)
+                ]
+        for hits in found:
+            hits.sort(key=lambda hit: (-hit[1], hit[0]))
+            del hits[k:]
+        return found
 
     # Keeping in step with the database --------------------------------------------------
 

@@ -56,3 +56,8 @@ class SqliteVecIndex:
             return [
                 (int(row_id), 1.0 - float(distance), scope) for row_id, distance, scope in cursor
             ]
+
+    def knn_all_scopes_many(
+        self, kind: str, vectors: np.ndarray, k: int
+    ) -> list[list[tuple[int, float, str]]]:
+        return [self.knn_all_scopes(kind, vector, k) for vector in vectors]

@@ -55,6 +55,12 @@ def test_numpy_and_sqlite_vec_return_the_same_neighbours():
         everywhere = numpy_index.knn_all_scopes("memory", query, 15)
         assert _ids(everywhere) == _ids(vec_index.knn_all_scopes("memory", query, 15))
         assert all(scope == SCOPES[key % 3] for key, _, scope in everywhere)
+    queries = _vectors(5, seed=3)
+    for index in (numpy_index, vec_index):
+        batched = index.knn_all_scopes_many("memory", queries, 10)
+        assert [_ids(h) for h in batched] == [
+            _ids(vec_index.knn_all_scopes("memory", q, 10)) for q in queries
+        ]
 
 
 @committing
