@@ -81,7 +81,10 @@ DATABASE_URL = env_str("DATABASE_URL", "")
 if DATABASE_URL:
     import dj_database_url
 
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    # No persistent connections: under ASGI each request runs in its own context and would
+    # leave its connection open (Django's docs say to disable them there); `slowave bench
+    # load` ran PostgreSQL out of connections ("too many clients") with conn_max_age=60.
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
 else:
     _ensure_private_dir(SLOWAVE_DB_PATH.parent)
     DATABASES = {
