@@ -58,6 +58,8 @@ class _Cue:
     window: Window | None
     terms: list[scoring.FacetTerms]
     words: frozenset[str] = frozenset()
+    # Vectors of the facets without speaker names: they order items, `vectors` admit them.
+    rank_vectors: np.ndarray | None = None
 
 
 @dataclass
@@ -72,16 +74,18 @@ class Ranking:
 
 def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
     facets, truncated = split_facets(cue)
-    vectors = embeddings.encode(facets)
     floor = settings.SLOWAVE_MIN_RELEVANCE
     scopes = searchable_scopes(scope)
-    idf_of = _idf_table(cue, scope)
+    n_items, idf_of = _idf_table(cue, scope)
+    words = frozenset(tokens(cue))
+    vectors, rank_vectors = _encode(facets, speakers.scope_speakers(scope, n_items) & words)
     prepared = _Cue(
         facets=facets,
         vectors=vectors,
         window=_window(cue, scope, now),
         terms=[scoring.facet_terms(f, idf_of) for f in facets],
-        words=frozenset(tokens(cue)),
+        words=words,
+        rank_vectors=rank_vectors,
     )
     memories, capped = _rank_memories(
         prepared, scope, scopes, floor, now, with_context=kind == "recall"
@@ -98,6 +102,20 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
         procedures=procedures,
         cue=prepared,
     )
+
+
+def _encode(
+    facets: list[str], names: frozenset[str]
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Facet vectors, and the vectors that order items when the cue names a speaker."""
+    nameless = [speakers.without_speakers(f, names) for f in facets]
+    if nameless == facets:
+        vectors = embeddings.encode(facets)
+        return vectors, vectors
+    both = embeddings.encode(facets + nameless)
+    if both is None:
+        return None, None
+    return both[: len(facets)], both[len(facets) :]
 
 
 def topical_against(cue: _Cue, memory: Memory) -> float:
@@ -127,10 +145,10 @@ def _window(cue: str, scope: str, now: datetime) -> Window | None:
     return parse_window(cue, anchor)
 
 
-def _idf_table(cue: str, scope: str) -> dict[str, float]:
+def _idf_table(cue: str, scope: str) -> tuple[int, dict[str, float]]:
     n_items = Memory.objects.filter(scope=scope, status__in=ELIGIBLE_STATUSES).count()
     frequencies = lexical.document_frequencies("memory", sorted(set(tokens(cue))), [scope])
-    return {term: scoring.idf(n_items, df) for term, df in frequencies.items()}
+    return n_items, {term: scoring.idf(n_items, df) for term, df in frequencies.items()}
 
 
 def _score_item(
@@ -148,15 +166,16 @@ def _score_item(
     temporal = temporal_bonus(cue.window, moment) if cue.window else recency
     if cue.vectors is not None and item.vector is not None:
         cosines = (cue.vectors @ item.vector).tolist()
+        ordering = (cue.rank_vectors @ item.vector).tolist()
     else:
-        cosines = [0.0] * len(cue.facets)
+        cosines = ordering = [0.0] * len(cue.facets)
     best = None
     for i, cos in enumerate(cosines):
         cov = scoring.coverage(cue.terms[i], text_stems)
         top = scoring.topical(cos, cov)
         fused = scoring.rrf(pools[i].dense.get(row_id), pools[i].lexical.get(row_id))
         score = scoring.combined(
-            topical_score=top,
+            topical_score=scoring.topical(ordering[i], cov),
             rrf_score=fused,
             salience=salience,
             temporal=temporal,

@@ -34,9 +34,16 @@ _AGO = re.compile(
 )
 _RELATIVE = re.compile(r"\b(this|last|past|previous)\s+(week|month|year)\b")
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_MONTH = re.compile(
-    r"\b(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b\.?(?:\s+(\d{4}))?"
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+_MONTH = re.compile(r"\b(" + _MONTH_NAMES + r")\b\.?(?:,?\s+(\d{4})\b)?")
+# "October 13, 2023" and "13 October, 2023" (ordinal suffixes allowed).
+_MONTH_DAY_YEAR = re.compile(
+    r"\b(" + _MONTH_NAMES + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b"
 )
+_DAY_MONTH_YEAR = re.compile(
+    r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + _MONTH_NAMES + r")\.?,?\s+(\d{4})\b"
+)
+_YEAR = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b")
 
 
 @dataclass(frozen=True)
@@ -62,8 +69,37 @@ def _month_window(year: int, month: int) -> Window:
 
 
 def parse_window(text: str, now: datetime) -> Window | None:
-    """The first temporal cue in text as a window, or None."""
+    """The most specific temporal cue in text as a window, or None.
+
+    A calendar date a question names outranks a vague "recently" in the same question: "what
+    did she recommend recently, on 7 February 2022?" is about that day.
+    """
     lowered = text.lower()
+    return _calendar(lowered) or _relative_cue(lowered, now) or _month(lowered, now)
+
+
+def _date(year: str, month: str, day: str) -> Window | None:
+    try:
+        start = datetime(int(year), MONTHS[month] if month in MONTHS else int(month), int(day))
+    except ValueError:
+        return None
+    start = start.replace(tzinfo=UTC)
+    return Window(start, start + timedelta(days=1))
+
+
+def _calendar(lowered: str) -> Window | None:
+    if match := _ISO.search(lowered):
+        return _date(match.group(1), match.group(2), match.group(3))
+    if match := _MONTH_DAY_YEAR.search(lowered):
+        return _date(match.group(3), match.group(1), match.group(2))
+    if match := _DAY_MONTH_YEAR.search(lowered):
+        return _date(match.group(3), match.group(2), match.group(1))
+    if (match := _MONTH.search(lowered)) and match.group(2):
+        return _month_window(int(match.group(2)), MONTHS[match.group(1)])
+    return None
+
+
+def _relative_cue(lowered: str, now: datetime) -> Window | None:
     today = _day(now)
     if re.search(r"\btoday\b", lowered):
         return Window(today, today + timedelta(days=1))
@@ -79,23 +115,20 @@ def parse_window(text: str, now: datetime) -> Window | None:
         return Window(center - half, center + half + timedelta(days=1))
     if match := _RELATIVE.search(lowered):
         return _relative(match.group(1), match.group(2), now, today)
-    if match := _ISO.search(lowered):
-        try:
-            start = datetime(
-                int(match.group(1)), int(match.group(2)), int(match.group(3)), tzinfo=UTC
-            )
-        except ValueError:
-            return None
-        return Window(start, start + timedelta(days=1))
+    return None
+
+
+def _month(lowered: str, now: datetime) -> Window | None:
     if match := _MONTH.search(lowered):
-        if match.group(1) == "may" and not match.group(2):
-            return None  # "may" is far more often the verb than the month
+        if match.group(1) == "may":
+            return None  # "may" without a year is far more often the verb than the month
         month = MONTHS[match.group(1)]
-        if match.group(2):
-            return _month_window(int(match.group(2)), month)
         # Without a year the month is read in any year: histories are often older than a year.
         latest = _month_window(now.year if month <= now.month else now.year - 1, month)
         return Window(latest.start, latest.end, month=month)
+    if match := _YEAR.search(lowered):
+        year = int(match.group(1))
+        return Window(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC))
     return None
 
 

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from memory.models import Association, Memory
-from memory.retrieval import scoring
+from memory.retrieval import scoring, speakers
 from memory.retrieval.engine import rank
 from memory.schemas import ActivateIn, RecallIn, RememberIn
 from memory.services.activate import session_activate
@@ -183,3 +183,24 @@ def test_it_demotes_stale_memories_behind_current_ones():
     Memory.objects.filter(pk=old).update(status="stale", superseded_by_id=new)
     order = _ranked("Which day do deployments go out?")
     assert order == [new, old]
+
+
+def test_it_orders_by_what_was_said_not_by_who_is_named(monkeypatch):
+    # Greetings carry little but the two names, which alone pull a question naming both close
+    # in embedding space; speaker names are left out of the vector that orders items.
+    # One session per line, so that no neighbouring turn lends context.
+    lines = [
+        "Joanna: Bye Nate!",
+        "Nate: See you later Joanna!",
+        "Joanna: Hey Nate, how are you?",
+        "Nate: Hi Joanna, so good to hear from you!",
+        "Joanna: I just saw Little Women, a lovely movie about sisterhood",
+        "Nate: My turtles are doing great these days",
+        "Joanna: Work on my screenplay is going well",
+        "Nate: I won a video game tournament",
+    ]
+    pks = [_store([{"content": line, "type": "fact"}])[1][0] for line in lines]
+    question = "Which film did Joanna watch with Nate?"
+    assert _ranked(question)[0] == pks[4]
+    monkeypatch.setattr(speakers, "without_speakers", lambda text, names: text)
+    assert _ranked(question)[0] != pks[4]
