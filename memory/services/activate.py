@@ -13,7 +13,7 @@ from memory.models import Event, Memory, Session
 from memory.retrieval import POLICY_VERSION
 from memory.retrieval.facets import build_cue, flatten_context
 from memory.schemas import ActivateIn
-from memory.services.retrieval import retrieval_publish
+from memory.services.retrieval import retrieval_prepare, retrieval_publish
 from memory.services.sessions import ClientInfo, continuity_resolve, event_append
 
 COLD_START = (
@@ -50,6 +50,13 @@ def _warnings(scope: str, cold: bool, lexical_only: bool) -> list[dict[str, str]
 
 
 def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> dict[str, Any]:
+    # Rank before the write transaction: the embedding and ranking hold no lock.
+    cue = build_cue(
+        data.task, data.initial_goal, data.semantic_context, flatten_context(data.task_context)
+    )
+    prepared = retrieval_prepare(
+        scope=data.scope, kind="activate", cue=cue, evidence_mode="references", now=now
+    )
     with transaction.atomic():
         continuity, continuity_state = continuity_resolve(data=data, client=client, now=now)
         session = Session.objects.create(
@@ -79,16 +86,8 @@ def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> 
             .exclude(status=Memory.Status.FORGOTTEN)
             .exists()
         )
-        cue = build_cue(
-            data.task, data.initial_goal, data.semantic_context, flatten_context(data.task_context)
-        )
         retrieval, page = retrieval_publish(
-            session=session,
-            kind="activate",
-            query=data.task,
-            cue=cue,
-            evidence_mode="references",
-            now=now,
+            session=session, prepared=prepared, query=data.task, now=now
         )
         lexical_only = page.pop("lexical_only")
         return {

@@ -13,7 +13,7 @@ from memory.retrieval import POLICY_VERSION
 from memory.retrieval.facets import build_cue, flatten_context
 from memory.schemas import RecallIn
 from memory.services.activate import LEXICAL_ONLY
-from memory.services.retrieval import retrieval_page, retrieval_publish
+from memory.services.retrieval import retrieval_page, retrieval_prepare, retrieval_publish
 from memory.services.sessions import (
     event_append,
     session_check,
@@ -36,6 +36,13 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
     session_reap_if_idle(session_id=data.session_id, now=now)
     if data.continue_from is not None:
         return _continue(data=data, now=now)
+    # Rank before the write transaction: the query embedding and ranking hold no lock.
+    session = session_check(session_id=data.session_id, scope=data.scope)
+    context = _merge(session.task_context, data.task_context or {})
+    cue = build_cue(data.query, data.semantic_context, flatten_context(context))
+    prepared = retrieval_prepare(
+        scope=session.scope, kind="recall", cue=cue, evidence_mode=data.evidence, now=now
+    )
     with transaction.atomic():
         session = session_check(session_id=data.session_id, scope=data.scope)
         if data.task_context:
@@ -44,14 +51,8 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
         event_append(
             session=session, kind=Event.Kind.RECALL_QUERY, content=data.query or "", now=now
         )
-        cue = build_cue(data.query, data.semantic_context, flatten_context(session.task_context))
         retrieval, page = retrieval_publish(
-            session=session,
-            kind="recall",
-            query=data.query or "",
-            cue=cue,
-            evidence_mode=data.evidence,
-            now=now,
+            session=session, prepared=prepared, query=data.query or "", now=now
         )
         session_touch(session=session, now=now)
         lexical_only = page.pop("lexical_only")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -103,18 +104,25 @@ def _evidence(
     return items[:EVIDENCE_LIMIT], len(items) > EVIDENCE_LIMIT
 
 
-def retrieval_publish(
-    *,
-    session: Session,
-    kind: str,
-    query: str,
-    cue: str,
-    evidence_mode: str,
-    now: datetime,
-) -> tuple[Retrieval, dict[str, Any]]:
-    """Rank, freeze the catalog, record page one's exposures; returns the page-one reply."""
-    ranking = rank(scope=session.scope, cue=cue, kind=kind, now=now)
-    direct, procedures, associated = _entries(ranking, scope=session.scope, query=cue, kind=kind)
+@dataclass
+class Prepared:
+    """A ranked, frozen catalog not yet written: computed outside the write transaction."""
+
+    kind: str
+    cue: str
+    evidence_mode: str
+    ranking: Ranking
+    catalog: dict[str, Any]
+    relevant_total: int
+
+
+def retrieval_prepare(
+    *, scope: str, kind: str, cue: str, evidence_mode: str, now: datetime
+) -> Prepared:
+    """Rank and build the catalog (reads only; the query embedding happens here), so the
+    caller's write transaction, and the database's write lock, stay short."""
+    ranking = rank(scope=scope, cue=cue, kind=kind, now=now)
+    direct, procedures, associated = _entries(ranking, scope=scope, query=cue, kind=kind)
     pages = [vars(p) for p in build_pages(direct, procedures, associated)]
     catalog: dict[str, Any] = {"pages": pages}
     if kind == "recall":
@@ -122,31 +130,38 @@ def retrieval_publish(
             ranking,
             pages[0]["memories"],
             full=evidence_mode == "full",
-            scope=session.scope,
+            scope=scope,
             now=now,
         )
+    return Prepared(kind, cue, evidence_mode, ranking, catalog, len(direct))
+
+
+def retrieval_publish(
+    *, session: Session, prepared: Prepared, query: str, now: datetime
+) -> tuple[Retrieval, dict[str, Any]]:
+    """Freeze the prepared catalog and record page one's exposures; returns page one."""
     retrieval = Retrieval.objects.create(
-        id=ids.new_retrieval_id(kind),
-        kind=kind,
+        id=ids.new_retrieval_id(prepared.kind),
+        kind=prepared.kind,
         session=session,
         scope=session.scope,
         query=query,
-        facets=ranking.facets,
+        facets=prepared.ranking.facets,
         policy_version=POLICY_VERSION,
-        catalog=catalog,
-        relevant_total=len(direct),
-        catalog_truncated=ranking.truncated,
-        evidence_mode=evidence_mode,
+        catalog=prepared.catalog,
+        relevant_total=prepared.relevant_total,
+        catalog_truncated=prepared.ranking.truncated,
+        evidence_mode=prepared.evidence_mode,
         params={
             "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
             "relative_margin": settings.SLOWAVE_RELATIVE_MARGIN,
-            "cue": cue,
+            "cue": prepared.cue,
         },
         embedder=get_embedder().name,
         created_at=now,
     )
     reply = retrieval_page(retrieval=retrieval, index=0, now=now)
-    reply["lexical_only"] = ranking.lexical_only
+    reply["lexical_only"] = prepared.ranking.lexical_only
     return retrieval, reply
 
 
