@@ -19,6 +19,7 @@ from memory.services.activate import session_activate
 from memory.services.recall import retrieval_recall
 from memory.services.remember import memory_remember
 from memory.services.sessions import ClientInfo
+from memory.vectors import backend_name
 
 CLIENT = ClientInfo(name="slowave-bench", version="1")
 SUBJECTS = [
@@ -159,6 +160,7 @@ def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print)
         "scopes": scopes,
         "queries": queries,
         "embedder": embeddings.get_embedder().name,
+        "vector_backend": backend_name(),
         "ingest_per_second": round(memories / ingest_seconds, 1),
         "query_embedding_ms": _summary(embed),
         "activate_ms": _summary(activate_ms),

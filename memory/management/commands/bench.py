@@ -35,6 +35,11 @@ class Command(BaseCommand):
         scale.add_argument("--scopes", type=int, default=10)
         scale.add_argument("--queries", type=int, default=200)
         scale.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+        scale.add_argument(
+            "--vector-backend",
+            choices=["sqlite-vec", "numpy"],
+            help="vector index to measure (default: SLOWAVE_VECTOR_BACKEND)",
+        )
         scale.add_argument("--db", help="SQLite file to use (default: a temporary one)")
         scale.add_argument("--out", help="write the JSON report here")
         consolidate = sub.add_parser(
@@ -114,6 +119,8 @@ class Command(BaseCommand):
             raise CommandError("--memories, --scopes and --queries must be positive")
         if options["embedder"]:
             settings.SLOWAVE_EMBEDDER = options["embedder"]
+        if options["vector_backend"]:
+            settings.SLOWAVE_VECTOR_BACKEND = options["vector_backend"]
         _use_scratch_database(options["db"])
         report = run_scale(
             memories=options["memories"],
@@ -149,7 +156,7 @@ class Command(BaseCommand):
                     "consolidation": not options["no_consolidate"],
                     "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
                     "relative_margin": settings.SLOWAVE_RELATIVE_MARGIN,
-                    "vector_backend": "sqlite-vec",
+                    "vector_backend": settings.SLOWAVE_VECTOR_BACKEND,
                 },
             )
         except (OSError, ValueError) as exc:
