@@ -75,3 +75,26 @@ def add_context(items: list[Any], score_rows: Callable[[list[MemoryRow]], list[A
                 continue
             neighbour.context = max(neighbour.context, source.topical)
     return everything
+
+
+# Session-level support: a turn of a session whose other turns match well ranks higher. Measured
+# on LoCoMo (tuned on two conversations, confirmed on three held out): +0.02 recall@5, +0.01
+# recall@20. It orders only: admission is untouched.
+SESSION_WEIGHT = 0.35
+SESSION_TOP = 2  # the mean of this many best other admitted turns of the session
+
+
+def session_support(items: list[Any]) -> dict[int, float]:
+    """memory pk → mean score of the best other admitted items of its session."""
+    positions = _positions([it.obj.pk for it in items])
+    by_session: dict[str, list[tuple[float, int]]] = {}
+    for it in items:
+        if it.obj.pk in positions:
+            by_session.setdefault(positions[it.obj.pk][0], []).append((it.score, it.obj.pk))
+    out: dict[int, float] = {}
+    for members in by_session.values():
+        members.sort(reverse=True)
+        for _score, pk in members:
+            others = [s for s, p in members if p != pk][:SESSION_TOP]
+            out[pk] = sum(others) / SESSION_TOP if others else 0.0
+    return out

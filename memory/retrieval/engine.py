@@ -261,6 +261,10 @@ def _rank_memories(
         needed = max(floor, CROSS_SCOPE_TOPICAL) if memory.scope != scope else floor
         if admitted >= needed:
             scored.append(item)
+    if with_context:
+        support = context.session_support(scored)
+        for item in scored:
+            item.score += context.SESSION_WEIGHT * support.get(item.obj.pk, 0.0)
     capped = any(p.capped for p in pools) and len(scored) >= scoring_pool_floor(pools)
     return scored, capped
 

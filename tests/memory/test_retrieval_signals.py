@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from memory.models import Association, Memory
-from memory.retrieval import scoring, speakers
+from memory.retrieval import context, scoring, speakers
 from memory.retrieval.engine import rank
 from memory.schemas import ActivateIn, RecallIn, RememberIn
 from memory.services.activate import session_activate
@@ -204,3 +204,33 @@ def test_it_orders_by_what_was_said_not_by_who_is_named(monkeypatch):
     assert _ranked(question)[0] == pks[4]
     monkeypatch.setattr(speakers, "without_speakers", lambda text, names: text)
     assert _ranked(question)[0] != pks[4]
+
+
+def test_it_prefers_a_turn_whose_session_matches_too(monkeypatch):
+    # Two near-equal answers; the one told in a session that also matches elsewhere comes first.
+    _, in_session = _store(
+        [
+            {"content": c, "type": "fact"}
+            for c in (
+                "Tim: I'm training for the Boston marathon in April",
+                "John: How is the training going?",
+                "Tim: My marathon plan has long runs every Sunday",
+                "John: Nice, I bought a new bike last week",
+                "Tim: yesterday was a great day",
+            )
+        ]
+    )
+    _, alone = _store(
+        [
+            {"content": c, "type": "fact"}
+            for c in (
+                "Tim: I went to the bookshop",
+                "John: Did you find the novel you wanted?",
+                "Tim: I had a great day yesterday",
+            )
+        ]
+    )
+    question = "Did Tim have a good day yesterday?"
+    assert _ranked(question)[0] == in_session[-1]
+    monkeypatch.setattr(context, "SESSION_WEIGHT", 0.0)
+    assert _ranked(question)[0] == alone[-1]
