@@ -160,13 +160,18 @@ def retrieval_publish(
         embedder=get_embedder().name,
         created_at=now,
     )
-    reply = retrieval_page(retrieval=retrieval, index=0, now=now)
+    reply = retrieval_page(retrieval=retrieval, index=0, now=now, fresh=True)
     reply["lexical_only"] = prepared.ranking.lexical_only
     return retrieval, reply
 
 
-def retrieval_page(*, retrieval: Retrieval, index: int, now: datetime) -> dict[str, Any]:
-    """Page `index` of a frozen catalog; records exposures once (replays add none)."""
+def retrieval_page(
+    *, retrieval: Retrieval, index: int, now: datetime, fresh: bool = False
+) -> dict[str, Any]:
+    """Page `index` of a frozen catalog; records exposures once (replays add none).
+
+    `fresh`: the retrieval was created in this transaction, so it has no exposures or
+    cursors yet."""
     pages = retrieval.catalog["pages"]
     page = pages[index]
     memory_refs = [ids.memory_pk(m["ref"]) for m in page["memories"]]
@@ -182,7 +187,7 @@ def retrieval_page(*, retrieval: Retrieval, index: int, now: datetime) -> dict[s
     )
     memories = [m for m in page["memories"] if ids.memory_pk(m["ref"]) not in gone_memories]
     procedures = [p for p in page["procedures"] if p["ref"] not in gone_procedures]
-    _expose(retrieval, index, memories, procedures, now)
+    _expose(retrieval, index, memories, procedures, now, fresh=fresh)
     reply: dict[str, Any] = {
         "retrieval_id": retrieval.id,
         "memories": [m["payload"] for m in memories],
@@ -195,24 +200,35 @@ def retrieval_page(*, retrieval: Retrieval, index: int, now: datetime) -> dict[s
         cursor_id = ids.cursor_id(
             retrieval.id, following["memory_offset"], following["procedure_offset"]
         )
-        Cursor.objects.get_or_create(
-            id=cursor_id,
-            defaults={
-                "retrieval": retrieval,
-                "memory_offset": following["memory_offset"],
-                "procedure_offset": following["procedure_offset"],
-                "page": index + 1,
-            },
-        )
+        fields = {
+            "retrieval": retrieval,
+            "memory_offset": following["memory_offset"],
+            "procedure_offset": following["procedure_offset"],
+            "page": index + 1,
+        }
+        if fresh:
+            Cursor.objects.create(id=cursor_id, **fields)
+        else:
+            Cursor.objects.get_or_create(id=cursor_id, defaults=fields)
         reply["continue_from"] = cursor_id
     return reply
 
 
 def _expose(
-    retrieval: Retrieval, index: int, memories: list, procedures: list, now: datetime
+    retrieval: Retrieval,
+    index: int,
+    memories: list,
+    procedures: list,
+    now: datetime,
+    *,
+    fresh: bool,
 ) -> None:
-    existing = set(
-        Exposure.objects.filter(retrieval=retrieval).values_list("target_kind", "target_id")
+    existing = (
+        set()
+        if fresh
+        else set(
+            Exposure.objects.filter(retrieval=retrieval).values_list("target_kind", "target_id")
+        )
     )
     base = sum(
         len(p["memories"]) + len(p["procedures"]) for p in retrieval.catalog["pages"][:index]

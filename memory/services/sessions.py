@@ -41,7 +41,14 @@ def session_reap_if_idle(*, session_id: str, now: datetime) -> None:
 
     Runs before a call's own transaction so the closure stands even when the call is rejected.
     """
-    if settings.SLOWAVE_SESSION_IDLE_TIMEOUT > 0:
+    timeout = settings.SLOWAVE_SESSION_IDLE_TIMEOUT
+    if timeout <= 0:
+        return
+    cutoff = now - timedelta(seconds=timeout)
+    # A plain read first: the write transaction (and SQLite's write lock) only when idle.
+    if Session.objects.filter(
+        pk=session_id, status=Session.Status.OPEN, last_activity_at__lt=cutoff
+    ).exists():
         session_end_idle(session_id=session_id, now=now)
 
 
