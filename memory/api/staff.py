@@ -1,0 +1,118 @@
+"""Staff controls over REST (spec §10): forget/unforget a memory or procedure, import a file.
+
+Every route here takes a staff user's token (StaffAuth) and calls the same services as the
+`slowave forget|unforget|import` commands; the actor recorded is `api:<user>`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.http import HttpRequest
+from django.utils import timezone
+from ninja import Router
+
+from memory.api.auth import StaffAuth, caller_of
+from memory.api.bodies import ImportIn, ReasonIn, body_doc, parse_body
+from memory.api.replies import STAFF, ok
+from memory.errors import InvalidInput
+
+router = Router()
+
+
+def _control(request: HttpRequest, action: str, ref: str, *, empty_ok: bool) -> dict[str, Any]:
+    from memory.services.forgetting import control_forget, control_unforget
+
+    body = parse_body(request, ReasonIn, empty_ok=empty_ok)
+    actor = f"api:{caller_of(request).name}"
+    if action == "forget":
+        result = control_forget(ref=ref, reason=body.reason, actor=actor, now=timezone.now())
+    else:
+        result = control_unforget(ref=ref, reason=body.reason, actor=actor, now=timezone.now())
+    return ok(result.as_dict())
+
+
+def _memory_id(memory_id: str) -> str:
+    if not memory_id.startswith("sch_"):
+        raise InvalidInput.for_field("id", f"expected a memory id sch_N, got {memory_id!r}")
+    return memory_id
+
+
+def _procedure_id(procedure_id: str) -> str:
+    if not procedure_id.startswith("proc_"):
+        raise InvalidInput.for_field("id", f"expected a procedure id proc_…, got {procedure_id!r}")
+    return procedure_id
+
+
+@router.post(
+    "/memories/{memory_id}/forget",
+    auth=StaffAuth(),
+    response=STAFF,
+    openapi_extra=body_doc(ReasonIn),
+    operation_id="memory_api_memory_forget",
+)
+def memory_forget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
+    return _control(request, "forget", _memory_id(memory_id), empty_ok=False)
+
+
+@router.post(
+    "/memories/{memory_id}/unforget",
+    auth=StaffAuth(),
+    response=STAFF,
+    openapi_extra=body_doc(ReasonIn, required=False),
+    operation_id="memory_api_memory_unforget",
+)
+def memory_unforget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
+    return _control(request, "unforget", _memory_id(memory_id), empty_ok=True)
+
+
+@router.post(
+    "/procedures/{procedure_id}/forget",
+    auth=StaffAuth(),
+    response=STAFF,
+    openapi_extra=body_doc(ReasonIn),
+    operation_id="memory_api_procedure_forget",
+)
+def procedure_forget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
+    return _control(request, "forget", _procedure_id(procedure_id), empty_ok=False)
+
+
+@router.post(
+    "/procedures/{procedure_id}/unforget",
+    auth=StaffAuth(),
+    response=STAFF,
+    openapi_extra=body_doc(ReasonIn, required=False),
+    operation_id="memory_api_procedure_unforget",
+)
+def procedure_unforget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
+    return _control(request, "unforget", _procedure_id(procedure_id), empty_ok=True)
+
+
+@router.post(
+    "/import",
+    auth=StaffAuth(),
+    response=STAFF,
+    openapi_extra=body_doc(ImportIn),
+    operation_id="memory_api_import_file",
+)
+def import_file(request: HttpRequest) -> dict[str, Any]:
+    """Staff: load a transcript or export, all or nothing (same services as `slowave import`)."""
+    from memory.services.export_load import export_import
+    from memory.services.transcripts import transcripts_import
+
+    body: ImportIn = parse_body(request, ImportIn)
+    lines = body.content.splitlines()
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            if body.format == "export":
+                return ok(export_import(lines=lines, now=now, remap=body.remap))
+            return ok(
+                transcripts_import(lines=lines, scope=body.scope, now=now, dry_run=body.dry_run)
+            )
+    except InvalidInput as exc:
+        if exc.field_errors:
+            raise
+        # The loaders name the line in the message; the body field it came from is `content`.
+        raise InvalidInput.for_field_message("content", exc.message) from None

@@ -1,0 +1,56 @@
+"""Reads (house style: selectors), for the admin, the CLI and the REST read routes.
+
+Nothing here writes and nothing here creates a Retrieval or Exposure: inspecting memory must
+never look like an agent having been shown it. Writes live in memory/services/.
+
+inspection.py: evidence chains, retrieval and session detail, stats, any row by public id.
+listings.py: rows by id and filtered, paged lists for `GET /api/...`.
+"""
+
+from __future__ import annotations
+
+from memory.selectors.inspection import (
+    STAGE_NAMES,
+    evidence_as_data,
+    feedback_by_target,
+    feedback_label,
+    generalization_evidence,
+    memory_evidence,
+    memory_get,
+    object_by_ref,
+    record_of,
+    retrieval_detail,
+    scope_stats,
+    session_detail,
+)
+from memory.selectors.listings import (
+    Listing,
+    memory_list,
+    procedure_get,
+    procedure_list,
+    retrieval_get,
+    session_get,
+    session_list,
+)
+
+__all__ = [
+    "STAGE_NAMES",
+    "Listing",
+    "evidence_as_data",
+    "feedback_by_target",
+    "feedback_label",
+    "generalization_evidence",
+    "memory_evidence",
+    "memory_get",
+    "memory_list",
+    "object_by_ref",
+    "procedure_get",
+    "procedure_list",
+    "record_of",
+    "retrieval_detail",
+    "retrieval_get",
+    "scope_stats",
+    "session_detail",
+    "session_get",
+    "session_list",
+]
