@@ -9,23 +9,26 @@ Stateless mode keeps no per-client session in memory: any worker can answer any 
 restart loses nothing. The price is that MCP `clientInfo` is not known on tool calls (each
 request is its own connection), so sessions opened here record no client name, and the
 client identity is the server's SLOWAVE_CLIENT_IDENTITY, as over stdio.
+
+Tool calls and token checks run in a pool of SLOWAVE_HTTP_WORKERS threads, so one agent's
+slow recall does not hold up the others; stdio keeps its single thread.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from mcp_bridge.server import build_server
+from mcp_bridge.server import build_server, run_in_database_thread
 from memory.errors import SlowaveError
 from memory.services.tokens import Caller, bearer_of, caller_authenticate
 
@@ -69,26 +72,36 @@ class McpHttpApp:
 
     def __init__(self) -> None:
         self._manager: StreamableHTTPSessionManager | None = None
+        self._executor: ThreadPoolExecutor | None = None
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
         # A manager runs once only, so each lifespan gets its own (tests start several).
         # The reaper stays with `slowave up`'s embedded worker: one per deployment.
+        executor = ThreadPoolExecutor(
+            max_workers=settings.SLOWAVE_HTTP_WORKERS, thread_name_prefix="slowave-mcp"
+        )
         manager = StreamableHTTPSessionManager(
-            app=build_server(background_worker=False),
+            app=build_server(background_worker=False, executor=executor),
             stateless=True,
             json_response=True,
             security_settings=_security(),
         )
-        async with manager.run():
-            self._manager = manager
-            try:
-                yield
-            finally:
-                self._manager = None
+        try:
+            async with manager.run():
+                self._manager, self._executor = manager, executor
+                try:
+                    yield
+                finally:
+                    self._manager = self._executor = None
+        finally:
+            # Requests have ended by now; a call still running finishes and closes its
+            # connection in its own thread, and nothing queued is worth starting.
+            executor.shutdown(wait=False, cancel_futures=True)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if self._manager is None:
+        manager, executor = self._manager, self._executor
+        if manager is None or executor is None:
             error = {
                 "code": "internal_error",
                 "retryable": True,
@@ -99,8 +112,11 @@ class McpHttpApp:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         client = scope.get("client")
         try:
-            await sync_to_async(_authenticate, thread_sensitive=True)(
-                bearer_of(headers.get("authorization")), client[0] if client else None
+            await run_in_database_thread(
+                executor,
+                _authenticate,
+                bearer_of(headers.get("authorization")),
+                client[0] if client else None,
             )
         except SlowaveError as exc:
             await _send_json(
@@ -110,7 +126,7 @@ class McpHttpApp:
                 [(b"www-authenticate", b"Bearer")],
             )
             return
-        await self._manager.handle_request(scope, receive, send)
+        await manager.handle_request(scope, receive, send)
 
     async def serve_lifespan(self, receive: Any, send: Any) -> None:
         """The ASGI lifespan protocol: start the manager on startup, stop it on shutdown."""

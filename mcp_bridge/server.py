@@ -18,6 +18,7 @@ import functools
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -59,7 +60,7 @@ def _server_version() -> str:
         return "0.1.0"
 
 
-# --- envelope: validate, call the service, wrap (runs in the database thread) ---------------
+# --- envelope: validate, call the service, wrap (runs in a database thread) ------------------
 
 
 def execute_tool(name: str, raw: object, client: tuple[str, str]) -> dict[str, Any]:
@@ -108,12 +109,29 @@ def _result(envelope: dict[str, Any]) -> types.CallToolResult:
 # --- SDK handlers ----------------------------------------------------------------------------
 
 
+async def run_in_database_thread(
+    executor: ThreadPoolExecutor | None, func: Callable[..., Any], *args: Any
+) -> Any:
+    """`func(*args)` off the event loop: in one shared thread, or in `executor`'s pool.
+
+    The shared thread (stdio) runs calls one at a time in arrival order, and SQLite sees a
+    single writer from this process. A pool (HTTP) lets calls from different agents overlap;
+    each of its threads has its own Django connection, which `execute_tool` and
+    `_authenticate` close after every call (CONN_MAX_AGE is 0 on SQLite and PostgreSQL),
+    and SQLite writers queue on the busy timeout.
+    """
+    if executor is None:
+        return await sync_to_async(func, thread_sensitive=True)(*args)
+    return await sync_to_async(func, thread_sensitive=False, executor=executor)(*args)
+
+
 @dataclass
 class BridgeState:
     """What the lifespan shares with handlers through `ctx.lifespan_context`."""
 
     ready: anyio.Event = field(default_factory=anyio.Event)  # migrations applied
     tools_used: anyio.Event = field(default_factory=anyio.Event)  # first tools/list or call
+    executor: ThreadPoolExecutor | None = None  # tool calls' threads; None: the shared one
 
 
 def _client_of(ctx: ServerRequestContext[Any, Any]) -> tuple[str, str]:
@@ -146,10 +164,8 @@ async def _call_tool(
     state: BridgeState = ctx.lifespan_context
     await state.ready.wait()
     try:
-        # thread_sensitive: every call (and the reaper) shares one thread, hence one
-        # Django connection, and SQLite sees one writer from this process at a time.
-        envelope = await sync_to_async(execute_tool, thread_sensitive=True)(
-            params.name, raw, _client_of(ctx)
+        envelope = await run_in_database_thread(
+            state.executor, execute_tool, params.name, raw, _client_of(ctx)
         )
     except Exception as exc:  # the thread hop itself failed; still answer with an envelope
         envelope = error_envelope(exc, params.name)
@@ -180,9 +196,16 @@ class _BridgeMiddleware:
 
 
 def build_server(
-    *, prepare: Callable[[], None] | None = None, background_worker: bool = True
+    *,
+    prepare: Callable[[], None] | None = None,
+    background_worker: bool = True,
+    executor: ThreadPoolExecutor | None = None,
 ) -> Server[Any]:
-    """The SDK server; `prepare` (e.g. migrate) runs in the database thread before any call."""
+    """The SDK server; `prepare` (e.g. migrate) runs in the database thread before any call.
+
+    Tool calls run in `executor`'s threads when one is given (HTTP), else all in one shared
+    thread (stdio: calls answered in the order they came, as a single client expects).
+    """
     server: Server[Any] = Server(
         "slowave",
         version=_server_version(),
@@ -191,7 +214,9 @@ def build_server(
             "slowave_remember durable claims, slowave_recall when the question shifts, "
             "slowave_feedback on every item shown, slowave_commit with an honest outcome."
         ),
-        lifespan=functools.partial(_lifespan, prepare=prepare, background_worker=background_worker),
+        lifespan=functools.partial(
+            _lifespan, prepare=prepare, background_worker=background_worker, executor=executor
+        ),
         on_list_tools=_list_tools,
         on_call_tool=_call_tool,
     )
@@ -204,9 +229,13 @@ def build_server(
 
 @asynccontextmanager
 async def _lifespan(
-    server: Server[Any], *, prepare: Callable[[], None] | None, background_worker: bool
+    server: Server[Any],
+    *,
+    prepare: Callable[[], None] | None,
+    background_worker: bool,
+    executor: ThreadPoolExecutor | None,
 ) -> AsyncIterator[BridgeState]:
-    state = BridgeState()
+    state = BridgeState(executor=executor)
     async with anyio.create_task_group() as tg:
         # Preparation runs beside the handshake, not before it: initialize and tools/list
         # never touch the database, and only tool calls wait for `ready`.

@@ -55,6 +55,9 @@ class SentenceTransformerEmbedder:
         self._model = None
         self._failed: str | None = None
         self._lock = threading.Lock()
+        # One encode at a time: the fast tokenizer can raise "Already borrowed" when two threads
+        # use it at once, and torch already spreads one batch over every core.
+        self._encode_lock = threading.Lock()
 
     def _load(self):
         with self._lock:
@@ -85,9 +88,10 @@ class SentenceTransformerEmbedder:
         model = self._load()
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        vectors = model.encode(
-            texts, batch_size=BATCH_SIZE, convert_to_numpy=True, show_progress_bar=False
-        )
+        with self._encode_lock:
+            vectors = model.encode(
+                texts, batch_size=BATCH_SIZE, convert_to_numpy=True, show_progress_bar=False
+            )
         return _normalise(np.asarray(vectors, dtype=np.float32))
 
 

@@ -6,6 +6,8 @@ import os
 import secrets
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from slowave_site.env import env_bool, env_choice, env_float, env_int, env_path, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -137,6 +139,12 @@ SLOWAVE_MIN_RELEVANCE = env_float("SLOWAVE_MIN_RELEVANCE", 0.35)
 SLOWAVE_RELATIVE_MARGIN = env_float("SLOWAVE_RELATIVE_MARGIN", 0.12)
 SLOWAVE_HOST = env_str("SLOWAVE_HOST", "127.0.0.1")
 SLOWAVE_PORT = env_int("SLOWAVE_PORT", 8765)
+# Threads running MCP-over-HTTP tool calls (and /mcp token checks) at once; stdio uses one.
+SLOWAVE_HTTP_WORKERS = env_int("SLOWAVE_HTTP_WORKERS", 4)
+if SLOWAVE_HTTP_WORKERS < 1:
+    raise ImproperlyConfigured(
+        f"SLOWAVE_HTTP_WORKERS must be 1 or more, got {SLOWAVE_HTTP_WORKERS}"
+    )
 SLOWAVE_API_TOKENS = [t.strip() for t in env_str("SLOWAVE_API_TOKENS", "").split(",") if t.strip()]
 SLOWAVE_ALLOW_ANONYMOUS_LOCAL = env_bool("SLOWAVE_ALLOW_ANONYMOUS_LOCAL", True)
 SLOWAVE_CLIENT_IDENTITY = env_str("SLOWAVE_CLIENT_IDENTITY", "")
