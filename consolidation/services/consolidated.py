@@ -5,6 +5,7 @@ memories: an active (or stale) one with the same text or cosine >= 0.92 gains
 `consolidated_member` Supports; if the nearest match is forgotten the prototype is tied to it
 and skipped for good (a person's forget is never undone by consolidation); otherwise a new
 Memory (origin consolidated, type fact, salience 1.0) is made from the medoid episode's text.
+Clusters of outcome episodes (the same "Outcome: success: …" line recurring) are skipped.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from django.db.models import Exists, OuterRef
 from consolidation.services.common import chunks, scoped
 from memory import embeddings, lexical
 from memory.embeddings import from_blob
-from memory.models import Episode, Memory, MemoryType, Prototype, Support
+from memory.models import Episode, Event, Memory, MemoryType, Prototype, Support
 from memory.text import normalized_hash
 from memory.vectors import get_index
 
@@ -55,8 +56,13 @@ def schemas_consolidate(
         medoid_episode__isnull=False,
     )
     ready = scoped(ready, scope)
-    counts = {"created": 0, "linked": 0, "skipped_forgotten": 0}
-    for prototype in ready.select_related("medoid_episode").order_by("pk"):
+    counts = {"created": 0, "linked": 0, "skipped_forgotten": 0, "skipped_outcome": 0}
+    for prototype in ready.select_related("medoid_episode__first_event").order_by("pk"):
+        if prototype.medoid_episode.first_event.kind == Event.Kind.OUTCOME:
+            # Sessions that end the same way ("success: tests pass") are not knowledge;
+            # what they teach is kept as procedures.
+            counts["skipped_outcome"] += 1
+            continue
         outcome = _consolidate(prototype, now)
         if outcome:
             counts[outcome] += 1

@@ -101,9 +101,21 @@ def test_it_links_members_that_join_later_without_a_new_memory():
         "created": 0,
         "linked": 0,
         "skipped_forgotten": 0,
+        "skipped_outcome": 0,
         "members_linked": 1,
     }
     assert Memory.objects.filter(scope=scope).count() == 1
+
+
+def test_it_never_turns_recurring_outcome_summaries_into_memories():
+    scope = fresh_scope()
+    for task in ("Fix the login bug", "Fix the signup bug", "Fix the logout bug"):
+        opened = activate(scope, task)
+        commit(opened["session_id"], summary="All tests pass after the fix")
+    results = run_consolidation(scope)
+    assert results["cluster_prototypes"].counts["created"] >= 1
+    assert results["consolidate_schemas"].counts["skipped_outcome"] >= 1
+    assert not Memory.objects.filter(scope=scope, content__startswith="Outcome:").exists()
 
 
 def test_it_links_a_recurring_remember_to_its_memory_instead_of_copying_it():
