@@ -39,15 +39,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(home: Path) -> Iterator[str]:
-    """`slowave up` on a free loopback port; yields its base URL and stops it afterwards."""
+def live_server(home: Path, ready: str = "/admin/login/", **env: str) -> Iterator[str]:
+    """`slowave up --no-worker` on a free loopback port with the real embedding model (plus
+    `env`); yields its base URL once `ready` answers, and stops it afterwards."""
     port = free_port()
-    env = cli_env(home, SLOWAVE_EMBEDDER="sentence-transformers")
+    server_env = cli_env(home, SLOWAVE_EMBEDDER="sentence-transformers") | env
     log = (home / "up.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-c", ENTRY, "up", "--port", str(port), "--no-worker"],
         cwd=REPO_ROOT,
-        env=env,
+        env=server_env,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -57,7 +58,7 @@ def live_server(home: Path) -> Iterator[str]:
         deadline = time.monotonic() + 60
         while True:
             try:
-                urllib.request.urlopen(f"{base}/admin/login/", timeout=2)
+                urllib.request.urlopen(f"{base}{ready}", timeout=2).close()
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:

@@ -9,11 +9,7 @@ bench load` ran PostgreSQL out of clients ("too many clients", 500s on GET /api/
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import signal
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -26,8 +22,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
-from tests.admin.live import free_port
-from tests.cli.runner import ENTRY, REPO_ROOT, cli_env
+from tests.admin.live import live_server
 from tests.pg_support import ADMIN_URL, fresh_postgres_database
 
 TOKEN = secrets.token_urlsafe(24)
@@ -44,49 +39,19 @@ MOST_CONNECTIONS = 3  # the one `up` migrated with, and a request or two still f
 
 @contextmanager
 def _up(home: Path, database_url: str) -> Iterator[str]:
-    """`slowave up --no-worker` on `database_url`; yields its base URL.
+    """`slowave up` on `database_url` with an env token; yields its base URL.
 
     Not tests.api.live.slowave_up: that one makes its staff token with a CLI run that does
     not see DATABASE_URL, so the token would land in an unmigrated SQLite file in `home`.
     """
-    port = free_port()
-    env = cli_env(
+    with live_server(
         home,
+        ready="/api/health",
         DATABASE_URL=database_url,
         SLOWAVE_API_TOKENS=TOKEN,
         SLOWAVE_ALLOW_ANONYMOUS_LOCAL="false",
-        SLOWAVE_EMBEDDER="sentence-transformers",
-    )
-    with (home / "up.log").open("w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", ENTRY, "up", "--port", str(port), "--no-worker"],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    urllib.request.urlopen(f"{base}/api/health", timeout=2).close()
-                    break
-                except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(
-                            "slowave up did not start:\n" + (home / "up.log").read_text()
-                        ) from None
-                    time.sleep(0.2)
-            yield base
-        finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+    ) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
