@@ -135,6 +135,15 @@ SLOWAVE_EMBEDDING_MODEL = env_str("SLOWAVE_EMBEDDING_MODEL", "")
 SLOWAVE_VECTOR_BACKEND = env_choice(
     "SLOWAVE_VECTOR_BACKEND", "auto", ("auto", "sqlite-vec", "numpy", "pgvector")
 )
+# Refused at start-up, not at the first search: the extension is not wired in this build, and
+# sqlite-vec tables only exist in the SQLite file.
+if SLOWAVE_VECTOR_BACKEND == "pgvector":
+    raise ImproperlyConfigured(
+        "SLOWAVE_VECTOR_BACKEND=pgvector is not available in this build; use numpy "
+        "(the PostgreSQL default)"
+    )
+if SLOWAVE_VECTOR_BACKEND == "sqlite-vec" and DATABASE_URL:
+    raise ImproperlyConfigured("SLOWAVE_VECTOR_BACKEND=sqlite-vec needs SQLite, not DATABASE_URL")
 SLOWAVE_MIN_RELEVANCE = env_float("SLOWAVE_MIN_RELEVANCE", 0.35)
 SLOWAVE_RELATIVE_MARGIN = env_float("SLOWAVE_RELATIVE_MARGIN", 0.12)
 SLOWAVE_HOST = env_str("SLOWAVE_HOST", "127.0.0.1")

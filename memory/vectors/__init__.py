@@ -13,7 +13,6 @@ from typing import Protocol
 
 import numpy as np
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
 KINDS = ("memory", "episode", "procedure", "prototype")
@@ -45,17 +44,11 @@ def check_kind(kind: str) -> None:
 
 
 def backend_name() -> str:
-    """The configured backend, with `auto` resolved for the current database."""
+    """The configured backend, with `auto` resolved for the current database (settings refuse
+    the combinations that cannot work)."""
     chosen = settings.SLOWAVE_VECTOR_BACKEND
     if chosen == "auto":
         return "sqlite-vec" if connection.vendor == "sqlite" else "numpy"
-    if chosen == "sqlite-vec" and connection.vendor != "sqlite":
-        raise ImproperlyConfigured("SLOWAVE_VECTOR_BACKEND=sqlite-vec needs the SQLite database")
-    if chosen == "pgvector":
-        raise ImproperlyConfigured(
-            "SLOWAVE_VECTOR_BACKEND=pgvector is not available in this build; "
-            "use numpy (the PostgreSQL default)"
-        )
     return chosen
 
 

@@ -48,3 +48,24 @@ def test_it_hands_options_to_the_management_command(tmp_path: Path, command: str
     result = slowave(tmp_path, command, "--help")
     assert result.code == 0, result.err
     assert f"slowave {COMMANDS[command][0]}" in result.out
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"SLOWAVE_VECTOR_BACKEND": "pgvector"},
+            "SLOWAVE_VECTOR_BACKEND=pgvector is not available",
+        ),
+        (
+            {"SLOWAVE_VECTOR_BACKEND": "sqlite-vec", "DATABASE_URL": "postgresql://x@127.0.0.1/x"},
+            "SLOWAVE_VECTOR_BACKEND=sqlite-vec needs SQLite",
+        ),
+    ],
+)
+def test_it_refuses_a_vector_backend_that_cannot_work_before_touching_the_store(
+    tmp_path: Path, env: dict[str, str], message: str
+) -> None:
+    result = slowave(tmp_path, "stats", env=env)
+    assert result.code != 0 and message in result.err
+    assert not (tmp_path / "slowave.sqlite3").exists()
