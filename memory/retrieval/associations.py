@@ -14,7 +14,7 @@ MIN_EDGE_WEIGHT = 0.50
 def neighbours(
     *, ranking: Ranking, scope: str, floor: float
 ) -> dict[int, list[tuple[Memory, float, float]]]:
-    """parent pk → [(neighbour, edge weight, topical)] for eligible neighbours outside the catalog."""
+    """parent pk → [(neighbour, edge weight, topical)] for eligible neighbours outside catalog."""
     direct = {it.obj.pk: it for it in ranking.memories}
     if not direct or ranking.cue is None:
         return {}

@@ -44,6 +44,8 @@ ROW_FIELDS = (
     "created_at",
     "provenance",
     "embedding",
+    "source_event__session_id",
+    "source_event__seq",
 )
 
 
@@ -64,6 +66,13 @@ class MemoryRow:
     created_at: datetime
     provenance: dict[str, Any]
     embedding: bytes | None
+    # Where the memory was remembered: its session and the remember event's seq (context).
+    session_id: str | None = None
+    seq: int | None = None
+
+    @property
+    def position(self) -> tuple[str, int] | None:
+        return (self.session_id, self.seq) if self.session_id is not None else None
 
 
 def load_memories(ids: set[int]) -> list[MemoryRow]:

@@ -22,18 +22,9 @@ CONTEXT_WEIGHT = 0.25  # and ranks higher by this share of it
 CONTEXT_MIN_OWN = 0.30
 
 
-def _positions(pks: list[int]) -> dict[int, tuple[str, int]]:
-    """memory pk → (session id, seq of its source remember event)."""
-    if not pks:
-        return {}
-    marks = ", ".join(["%s"] * len(pks))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT m.id, e.session_id, e.seq FROM memory_memory m "
-            f"JOIN memory_event e ON e.id = m.source_event_id WHERE m.id IN ({marks})",
-            pks,
-        )
-        return {pk: (session_id, seq) for pk, session_id, seq in cursor}
+def _positions(items: list[Any]) -> dict[int, tuple[str, int]]:
+    """memory pk → (session id, seq of its source remember event), for items that have one."""
+    return {it.obj.pk: it.obj.position for it in items if it.obj.position is not None}
 
 
 def _around(positions: dict[int, tuple[str, int]]) -> dict[tuple[str, int], int]:
@@ -60,20 +51,20 @@ def add_context(items: list[Any], score_rows: Callable[[list[MemoryRow]], list[A
     `items` carry `.obj.pk`, `.topical` and `.context`; returns the items plus new neighbours.
     """
     seeds = sorted(items, key=lambda it: -it.topical)[:SEEDS]
-    positions = _positions([it.obj.pk for it in seeds])
+    positions = _positions(seeds)
     around = _around(positions)
     known = {it.obj.pk for it in items}
     fresh = load_memories({pk for pk in around.values() if pk not in known})
     everything = items + score_rows(fresh)
     by_pk = {it.obj.pk: it for it in everything}
-    positions.update(_positions([pk for pk in around.values() if pk not in positions]))
-    for pk, (session_id, seq) in positions.items():
+    for seed in seeds:
+        if seed.obj.pk not in positions:
+            continue
+        session_id, seq = positions[seed.obj.pk]
         for step in (-1, 1):
             neighbour = by_pk.get(around.get((session_id, seq + step), -1))
-            source = by_pk.get(pk)
-            if neighbour is None or source is None or pk not in {it.obj.pk for it in seeds}:
-                continue
-            neighbour.context = max(neighbour.context, source.topical)
+            if neighbour is not None:
+                neighbour.context = max(neighbour.context, seed.topical)
     return everything
 
 
@@ -86,7 +77,7 @@ SESSION_TOP = 2  # the mean of this many best other admitted turns of the sessio
 
 def session_support(items: list[Any]) -> dict[int, float]:
     """memory pk → mean score of the best other admitted items of its session."""
-    positions = _positions([it.obj.pk for it in items])
+    positions = _positions(items)
     by_session: dict[str, list[tuple[float, int]]] = {}
     for it in items:
         if it.obj.pk in positions:

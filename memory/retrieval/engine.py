@@ -11,10 +11,9 @@ from django.conf import settings
 from django.db.models import Max
 
 from memory import embeddings, lexical
-from memory.models import Memory, Procedure, Session
+from memory.models import Memory, Procedure
 from memory.retrieval import context, scoring, speakers
 from memory.retrieval.candidates import (
-    ELIGIBLE_STATUSES,
     POOL,
     Pool,
     load_episodes,
@@ -27,6 +26,7 @@ from memory.retrieval.candidates import (
 )
 from memory.retrieval.context import add_context
 from memory.retrieval.facets import split_facets
+from memory.retrieval.scope_facts import scope_facts
 from memory.retrieval.temporal import Window, parse_window, temporal_bonus
 from memory.text import stems, tokens
 
@@ -76,13 +76,14 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
     facets, truncated = split_facets(cue)
     floor = settings.SLOWAVE_MIN_RELEVANCE
     scopes = searchable_scopes(scope)
-    n_items, idf_of = _idf_table(cue, scope)
+    facts = scope_facts(scope)
+    idf_of = _idf_table(cue, scope, facts.eligible)
     words = frozenset(tokens(cue))
-    vectors, rank_vectors = _encode(facets, speakers.scope_speakers(scope, n_items) & words)
+    vectors, rank_vectors = _encode(facets, speakers.scope_speakers(scope, facts) & words)
     prepared = _Cue(
         facets=facets,
         vectors=vectors,
-        window=_window(cue, scope, now),
+        window=_window(cue, scope, now, facts.imported),
         terms=[scoring.facet_terms(f, idf_of) for f in facets],
         words=words,
         rank_vectors=rank_vectors,
@@ -134,21 +135,20 @@ def topical_against(cue: _Cue, memory: Memory) -> float:
     return best
 
 
-def _window(cue: str, scope: str, now: datetime) -> Window | None:
+def _window(cue: str, scope: str, now: datetime, imported: bool) -> Window | None:
     # Imported histories are read relative to their own latest moment, not the wall clock; a
     # live scope always reads "yesterday" from today.
     anchor = now
-    if Session.objects.filter(scope=scope, ended_by=Session.EndedBy.IMPORT).exists():
+    if imported:
         latest = Memory.objects.filter(scope=scope).aggregate(latest=Max("occurred_at"))["latest"]
         if latest is not None and (now - latest).total_seconds() > 86_400:
             anchor = latest
     return parse_window(cue, anchor)
 
 
-def _idf_table(cue: str, scope: str) -> tuple[int, dict[str, float]]:
-    n_items = Memory.objects.filter(scope=scope, status__in=ELIGIBLE_STATUSES).count()
+def _idf_table(cue: str, scope: str, n_items: int) -> dict[str, float]:
     frequencies = lexical.document_frequencies("memory", sorted(set(tokens(cue))), [scope])
-    return n_items, {term: scoring.idf(n_items, df) for term, df in frequencies.items()}
+    return {term: scoring.idf(n_items, df) for term, df in frequencies.items()}
 
 
 def _score_item(

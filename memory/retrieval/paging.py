@@ -54,6 +54,14 @@ class Entry:
     payload: dict[str, Any]
     parent: str | None = None
     weight: float = 0.0
+    _chars: int | None = None
+
+    @property
+    def chars(self) -> int:
+        """Serialised payload size, computed once (pages and accessible_field both need it)."""
+        if self._chars is None:
+            self._chars = size(self.payload)
+        return self._chars
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -64,6 +72,7 @@ class Entry:
             "scores": self.scores,
             "payload": self.payload,
             "parent": self.parent,
+            "chars": self.chars,
         }
 
 
@@ -79,7 +88,7 @@ def _pack(entries: list[Entry], start: int, max_items: int, max_chars: int) -> i
     """Index after the last entry that fits a page starting at start."""
     end, used = start, 0
     while end < len(entries) and end - start < max_items:
-        cost = size(entries[end].payload)
+        cost = entries[end].chars
         if end > start and used + cost > max_chars:
             break
         used += cost
@@ -130,7 +139,7 @@ def accessible_field(pages: list[dict[str, Any]], index: int) -> dict[str, Any]:
     if not memories and not procedures:
         return {}
     kinds = sorted({m["pathway"] for m in memories}) + (["procedure"] if procedures else [])
-    chars = sum(size(item["payload"]) for item in memories + procedures)
+    chars = sum(item.get("chars") or size(item["payload"]) for item in memories + procedures)
     return {
         "extra_candidates": len(memories) + len(procedures),
         "kinds": kinds,

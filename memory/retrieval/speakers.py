@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from memory.retrieval.scope_facts import ScopeFacts
 from memory.text import tokens
 
 # Up to three capitalised words and a colon open a transcript line: "Caroline: ...", "Dr Lee: ...".
@@ -49,10 +50,11 @@ def _scope_speakers(scope: str, n_items: int, newest: str) -> frozenset[str]:
     return frozenset(who for who, n in seen.items() if n >= MIN_LINES)
 
 
-def scope_speakers(scope: str, n_items: int) -> frozenset[str]:
+def scope_speakers(scope: str, facts: ScopeFacts) -> frozenset[str]:
     """Speakers of a transcript-like scope, re-read when its size or newest memory changes."""
-    newest = _latest(scope).first()
-    return _scope_speakers(scope, n_items, newest or "") if newest else frozenset()
+    if not facts.newest_content:
+        return frozenset()
+    return _scope_speakers(scope, facts.eligible, facts.newest_content)
 
 
 def without_speakers(text: str, names: frozenset[str]) -> str:

@@ -100,7 +100,7 @@ def session_close(
     procedure: CommitProcedure | None = None,
     trajectory_events: list[tuple[str, str, str]] = (),
 ) -> int:
-    """End the session (caller holds the transaction) and form its episodes; returns episode count."""
+    """End the session (caller holds the transaction), form its episodes; returns their count."""
     for kind, summary, status in trajectory_events:
         event_append(
             session=session, kind=kind, content=summary, now=now, metadata={"status": status}
