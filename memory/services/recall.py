@@ -16,7 +16,8 @@ from memory.services.activate import LEXICAL_ONLY
 from memory.services.retrieval import retrieval_page, retrieval_prepare, retrieval_publish
 from memory.services.sessions import (
     event_append,
-    session_check,
+    session_claim,
+    session_for_call,
     session_reap_if_idle,
     session_touch,
 )
@@ -33,19 +34,20 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
-    session_reap_if_idle(session_id=data.session_id, now=now)
     if data.continue_from is not None:
+        session_reap_if_idle(session_id=data.session_id, now=now)
         return _continue(data=data, now=now)
     # Rank before the write transaction: the query embedding and ranking hold no lock.
-    session = session_check(session_id=data.session_id, scope=data.scope)
+    session = session_for_call(session_id=data.session_id, scope=data.scope, now=now)
     context = _merge(session.task_context, data.task_context or {})
     cue = build_cue(data.query, data.semantic_context, flatten_context(context))
     prepared = retrieval_prepare(
         scope=session.scope, kind="recall", cue=cue, evidence_mode=data.evidence, now=now
     )
     with transaction.atomic():
-        session = session_check(session_id=data.session_id, scope=data.scope)
+        session_claim(session_id=data.session_id, scope=data.scope, now=now)
         if data.task_context:
+            session = Session.objects.get(pk=session.pk)
             session.task_context = _merge(session.task_context, data.task_context)
             Session.objects.filter(pk=session.pk).update(task_context=session.task_context)
         event_append(
@@ -54,7 +56,6 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
         retrieval, page = retrieval_publish(
             session=session, prepared=prepared, query=data.query or "", now=now
         )
-        session_touch(session=session, now=now)
         lexical_only = page.pop("lexical_only")
         reply = {
             **page,

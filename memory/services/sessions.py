@@ -25,6 +25,12 @@ class ClientInfo:
 def session_check(*, session_id: str, scope: str | None, allow_ended: bool = False) -> Session:
     """The open session for a call, locked for this transaction; rule errors of spec §14."""
     session = Session.objects.filter(pk=session_id).first()
+    return _checked(session, session_id=session_id, scope=scope, allow_ended=allow_ended)
+
+
+def _checked(
+    session: Session | None, *, session_id: str, scope: str | None, allow_ended: bool = False
+) -> Session:
     if session is None:
         raise InvalidInput.for_field_message("session_id", f"unknown session_id: {session_id}")
     if session.status == Session.Status.ENDED and not allow_ended:
@@ -41,15 +47,44 @@ def session_reap_if_idle(*, session_id: str, now: datetime) -> None:
 
     Runs before a call's own transaction so the closure stands even when the call is rejected.
     """
-    timeout = settings.SLOWAVE_SESSION_IDLE_TIMEOUT
-    if timeout <= 0:
+    cutoff = _idle_cutoff(now)
+    if cutoff is None:
         return
-    cutoff = now - timedelta(seconds=timeout)
     # A plain read first: the write transaction (and SQLite's write lock) only when idle.
     if Session.objects.filter(
         pk=session_id, status=Session.Status.OPEN, last_activity_at__lt=cutoff
     ).exists():
         session_end_idle(session_id=session_id, now=now)
+
+
+def _idle_cutoff(now: datetime) -> datetime | None:
+    timeout = settings.SLOWAVE_SESSION_IDLE_TIMEOUT
+    return now - timedelta(seconds=timeout) if timeout > 0 else None
+
+
+def session_for_call(*, session_id: str, scope: str | None, now: datetime) -> Session:
+    """session_reap_if_idle and session_check in one read, before the call's transaction."""
+    session = Session.objects.filter(pk=session_id).first()
+    cutoff = _idle_cutoff(now)
+    if (
+        session is not None
+        and cutoff is not None
+        and session.status == Session.Status.OPEN
+        and session.last_activity_at < cutoff
+        and session_end_idle(session_id=session_id, now=now)
+    ):
+        session.status = Session.Status.ENDED
+    return _checked(session, session_id=session_id, scope=scope)
+
+
+def session_claim(*, session_id: str, scope: str | None, now: datetime) -> None:
+    """Inside the write transaction: touch the session if it is still open (taking the write
+    lock), else raise session_check's error."""
+    still_open = Session.objects.filter(pk=session_id, status=Session.Status.OPEN)
+    if scope is not None:
+        still_open = still_open.filter(scope=scope)
+    if still_open.update(last_activity_at=now) != 1:
+        session_check(session_id=session_id, scope=scope)
 
 
 def event_append(
