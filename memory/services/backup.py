@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from collections.abc import Callable
 from contextlib import closing, suppress
 from datetime import datetime
@@ -63,6 +64,18 @@ def _target_name(directory: Path, now: datetime) -> Path:
     return target
 
 
+_NAME = re.compile(r"slowave-(\d{8}_\d{6})(?:-(\d+))?\.sqlite3\.gz")
+
+
+def _age(path: Path) -> tuple[str, int]:
+    """Sort key, oldest first: the timestamp in the name, then the same-second counter (a plain
+    name is the first of its second; plain name order would put `-2` before it)."""
+    match = _NAME.fullmatch(path.name)
+    if match is None:
+        return path.name, 0
+    return match.group(1), int(match.group(2) or 1)
+
+
 def database_backup(
     *, directory: Path, keep: int, now: datetime, progress: Progress | None = None
 ) -> dict[str, object]:
@@ -96,8 +109,7 @@ def database_backup(
 
 
 def backup_rotate(*, directory: Path, keep: int) -> list[Path]:
-    # Names carry the timestamp, so name order is age order.
-    backups = sorted(Path(directory).glob(PATTERN), key=lambda p: p.name)
+    backups = sorted(Path(directory).glob(PATTERN), key=_age)
     doomed = backups[:-keep] if keep > 0 else backups
     for path in doomed:
         path.unlink()

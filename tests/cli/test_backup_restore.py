@@ -11,7 +11,7 @@ from typing import Any
 
 import pysqlite3.dbapi2 as sqlite
 
-from memory.services.backup import integrity_check
+from memory.services.backup import backup_rotate, integrity_check
 from tests.cli.conftest import SCOPE
 from tests.cli.runner import REPO_ROOT, cli_env, run_python, slowave
 
@@ -126,3 +126,18 @@ def test_it_restores_a_backup_and_refuses_bad_ones(
     restored = slowave(home, "restore", backup, "--yes")
     assert restored.code == 0, restored.err
     assert slowave(home, "--json", "show", target).json()["data"]["memory"]["status"] == status
+
+
+def test_rotation_keeps_the_newest_of_backups_made_in_one_second(tmp_path: Path) -> None:
+    # The plain name is the first of its second; by name alone it would sort after "-2", "-3".
+    names = [
+        "slowave-20261130_120000.sqlite3.gz",
+        "slowave-20261130_120001.sqlite3.gz",
+        "slowave-20261130_120001-2.sqlite3.gz",
+        "slowave-20261130_120001-3.sqlite3.gz",
+    ]
+    for name in names:
+        (tmp_path / name).write_bytes(b"")
+    removed = backup_rotate(directory=tmp_path, keep=2)
+    assert sorted(p.name for p in removed) == sorted(names[:2])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names[2:])
