@@ -9,6 +9,9 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
     from django.core.management import execute_from_command_line
 
+    from slowave_site.env import settings_or_exit
+
+    settings_or_exit()  # a malformed SLOWAVE_* variable: one line on stderr, exit 2
     execute_from_command_line(sys.argv)
 
 

@@ -19,6 +19,15 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
+@app.on_configure.connect
+def _check_settings(sender: Celery, **kwargs: Any) -> None:
+    # Sent before Celery first reads the Django settings (`celery -A slowave_site worker|beat`
+    # does so while parsing its options): a malformed variable ends it with one line, status 2.
+    from slowave_site.env import settings_or_exit
+
+    settings_or_exit()
+
+
 @app.on_after_configure.connect
 def _configure(sender: Celery, **kwargs: Any) -> None:
     # Imported here: this module is loaded by slowave_site/__init__ before settings exist.

@@ -1,7 +1,8 @@
 """The `slowave` console script: a thin front for the management commands (spec §11).
 
 Global options come before the command: `--db PATH` (must be set before Django reads its
-settings) and `--json` (passed to the command). Exit codes: 0 ok, 1 failure, 2 usage.
+settings) and `--json` (passed to the command). Exit codes: 0 ok, 1 failure, 2 usage (a
+malformed SLOWAVE_* variable included: one line naming it, no traceback).
 """
 
 from __future__ import annotations
@@ -97,4 +98,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
     from django.core.management import execute_from_command_line
 
+    from slowave_site.env import settings_or_exit
+
+    settings_or_exit()
     execute_from_command_line(["slowave", COMMANDS[args[0]][0], *args[1:]])

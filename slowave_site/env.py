@@ -1,8 +1,15 @@
-"""Typed readers for SLOWAVE_* environment variables; bad values raise ImproperlyConfigured."""
+"""Typed readers for SLOWAVE_* environment variables, and the one clean exit on a bad value.
+
+A refused value raises `SettingError` (an `ImproperlyConfigured`) whose text is one line naming
+the variable, the rule and what was given. Entry points call `settings_or_exit()` before anything
+else, so a person sees that line and exit status 2 (usage), never a traceback.
+"""
 
 from __future__ import annotations
 
+import math
 import os
+import sys
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -11,49 +18,108 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
+class SettingError(ImproperlyConfigured):
+    """An environment variable Slowave refuses; str() is the whole message."""
+
+    def __init__(self, name: str, rule: str, got: object | None = None) -> None:
+        self.name, self.rule = name, rule
+        suffix = "" if got is None else f" (got {got!r})"
+        super().__init__(f"{name} {rule}{suffix}")
+
+
+def settings_or_exit(prog: str = "slowave") -> None:
+    """Load the settings module now; a refused variable ends the process with one line, status 2."""
+    from django.conf import settings
+
+    try:
+        settings.INSTALLED_APPS  # noqa: B018 - importing the module runs every check
+    except SettingError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _raw(name: str) -> str | None:
+    raw = os.environ.get(name)
+    return None if raw is None or raw.strip() == "" else raw.strip()
+
+
+def _bounds(kind: str, minimum: float | None, maximum: float | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f"{kind} between {minimum:g} and {maximum:g}"
+    if minimum is not None:
+        return f"{kind}, {minimum:g} or more"
+    if maximum is not None:
+        return f"{kind}, {maximum:g} or less"
+    return kind
+
+
+def _in_bounds(value: float, minimum: float | None, maximum: float | None) -> bool:
+    return (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+
+
 def env_str(name: str, default: str) -> str:
-    value = os.environ.get(name)
-    return default if value is None or value.strip() == "" else value.strip()
+    value = _raw(name)
+    return default if value is None else value
 
 
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
+def env_int(
+    name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    raw = _raw(name)
+    if raw is None:
         return default
+    rule = "must be " + _bounds("an integer", minimum, maximum)
     try:
-        return int(raw.strip())
+        value = int(raw)
     except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
+        raise SettingError(name, rule, raw) from None
+    if not _in_bounds(value, minimum, maximum):
+        raise SettingError(name, rule, raw)
+    return value
 
 
-def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
+def env_float(
+    name: str, default: float, *, minimum: float | None = None, maximum: float | None = None
+) -> float:
+    raw = _raw(name)
+    if raw is None:
         return default
+    rule = "must be " + _bounds("a number", minimum, maximum)
     try:
-        return float(raw.strip())
+        value = float(raw)
     except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+        raise SettingError(name, rule, raw) from None
+    if not math.isfinite(value) or not _in_bounds(value, minimum, maximum):
+        raise SettingError(name, rule, raw)
+    return value
 
 
 def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
+    raw = _raw(name)
+    if raw is None:
         return default
-    value = raw.strip().lower()
-    if value in _TRUE:
+    if raw.lower() in _TRUE:
         return True
-    if value in _FALSE:
+    if raw.lower() in _FALSE:
         return False
-    raise ImproperlyConfigured(f"{name} must be true or false, got {raw!r}")
+    raise SettingError(name, "must be true or false", raw)
 
 
 def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     value = env_str(name, default)
     if value not in choices:
-        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        raise SettingError(name, f"must be one of {', '.join(choices)}", value)
     return value
 
 
 def env_path(name: str, default: Path) -> Path:
     return Path(env_str(name, str(default))).expanduser()
+
+
+def private_dir(name: str, path: Path) -> None:
+    """Create the directory (mode 0700) that variable `name` points into, or refuse the value."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        rule = f"needs a directory Slowave can create: {path} ({exc.strerror})"
+        raise SettingError(name, rule) from None

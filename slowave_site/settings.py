@@ -6,30 +6,55 @@ import os
 import secrets
 from pathlib import Path
 
-from django.core.exceptions import ImproperlyConfigured
-
-from slowave_site.env import env_bool, env_choice, env_float, env_int, env_path, env_str
+from slowave_site.env import (
+    SettingError,
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_path,
+    env_str,
+    private_dir,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 SLOWAVE_HOME = env_path("SLOWAVE_HOME", Path.home() / ".slowave")
 SLOWAVE_DB_PATH = env_path("SLOWAVE_DB_PATH", SLOWAVE_HOME / "slowave.sqlite3")
 
 
-def _ensure_private_dir(path: Path) -> None:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-
-
 def _secret_key() -> str:
     configured = os.environ.get("SLOWAVE_SECRET_KEY", "").strip()
     if configured:
         return configured
-    _ensure_private_dir(SLOWAVE_HOME)
+    private_dir("SLOWAVE_HOME", SLOWAVE_HOME)
     key_file = SLOWAVE_HOME / "secret_key"
-    if not key_file.exists():
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(secrets.token_urlsafe(50))
-    return key_file.read_text().strip()
+    try:
+        if not key_file.exists():
+            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_urlsafe(50))
+        return key_file.read_text().strip()
+    except OSError as exc:
+        raise SettingError(
+            "SLOWAVE_HOME", f"must be a directory Slowave can write ({key_file}: {exc.strerror})"
+        ) from None
+
+
+def _postgres_database(url: str) -> dict[str, object]:
+    import dj_database_url
+
+    rule = "must be a PostgreSQL URL like postgresql://user@host:5432/dbname"
+    # The value is never echoed back: it may hold a password.
+    try:
+        parsed = dj_database_url.parse(url, conn_max_age=0)
+    except ValueError:  # its UnknownSchemeError and ParseError included
+        raise SettingError("DATABASE_URL", rule + " (it does not parse)") from None
+    if parsed.get("ENGINE") != "django.db.backends.postgresql":
+        scheme = url.split(":", 1)[0]
+        raise SettingError("DATABASE_URL", rule + f" (got scheme {scheme!r})")
+    if not parsed.get("NAME"):
+        raise SettingError("DATABASE_URL", rule + " (no database name)")
+    return dict(parsed)
 
 
 SECRET_KEY = _secret_key()
@@ -77,18 +102,16 @@ TEMPLATES = [
     }
 ]
 
-SLOWAVE_DB_BUSY_TIMEOUT_MS = env_int("SLOWAVE_DB_BUSY_TIMEOUT_MS", 5000)
+SLOWAVE_DB_BUSY_TIMEOUT_MS = env_int("SLOWAVE_DB_BUSY_TIMEOUT_MS", 5000, minimum=0)
 DATABASE_URL = env_str("DATABASE_URL", "")
 
 if DATABASE_URL:
-    import dj_database_url
-
     # No persistent connections: under ASGI each request runs in its own context and would
     # leave its connection open (Django's docs say to disable them there); `slowave bench
     # load` ran PostgreSQL out of connections ("too many clients") with conn_max_age=60.
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+    DATABASES = {"default": _postgres_database(DATABASE_URL)}
 else:
-    _ensure_private_dir(SLOWAVE_DB_PATH.parent)
+    private_dir("SLOWAVE_DB_PATH", SLOWAVE_DB_PATH.parent)
     DATABASES = {
         "default": {
             "ENGINE": "slowave_site.db",
@@ -115,18 +138,21 @@ STATIC_URL = "static/"
 STATIC_ROOT = SLOWAVE_HOME / "static"
 LOGIN_URL = "/admin/login/"
 
+SLOWAVE_LOG_LEVEL = env_choice(
+    "SLOWAVE_LOG_LEVEL", "WARNING", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr"}},
-    "root": {"handlers": ["stderr"], "level": env_str("SLOWAVE_LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["stderr"], "level": SLOWAVE_LOG_LEVEL},
 }
 
 # Memory behaviour (spec §3).
 SLOWAVE_SESSION_IDLE_TIMEOUT = env_float("SLOWAVE_SESSION_IDLE_TIMEOUT", 3600.0)
-SLOWAVE_REAPER_POLL_SECONDS = env_float("SLOWAVE_REAPER_POLL_SECONDS", 120.0)
-SLOWAVE_CONSOLIDATE_INTERVAL = env_int("SLOWAVE_CONSOLIDATE_INTERVAL", 300)
-SLOWAVE_DECAY_IDLE_DAYS = env_float("SLOWAVE_DECAY_IDLE_DAYS", 30.0)
+SLOWAVE_REAPER_POLL_SECONDS = env_float("SLOWAVE_REAPER_POLL_SECONDS", 120.0, minimum=0)
+SLOWAVE_CONSOLIDATE_INTERVAL = env_int("SLOWAVE_CONSOLIDATE_INTERVAL", 300, minimum=1)
+SLOWAVE_DECAY_IDLE_DAYS = env_float("SLOWAVE_DECAY_IDLE_DAYS", 30.0, minimum=0)
 SLOWAVE_DECAY_HALF_LIFE_DAYS = env_float("SLOWAVE_DECAY_HALF_LIFE_DAYS", 90.0)
 SLOWAVE_EMBEDDER = env_choice(
     "SLOWAVE_EMBEDDER", "sentence-transformers", ("sentence-transformers", "hash")
@@ -138,29 +164,26 @@ SLOWAVE_VECTOR_BACKEND = env_choice(
 # Refused at start-up, not at the first search: the extension is not wired in this build, and
 # sqlite-vec tables only exist in the SQLite file.
 if SLOWAVE_VECTOR_BACKEND == "pgvector":
-    raise ImproperlyConfigured(
-        "SLOWAVE_VECTOR_BACKEND=pgvector is not available in this build; use numpy "
-        "(the PostgreSQL default)"
+    raise SettingError(
+        "SLOWAVE_VECTOR_BACKEND=pgvector",
+        "is not available in this build; use numpy (the PostgreSQL default)",
     )
 if SLOWAVE_VECTOR_BACKEND == "sqlite-vec" and DATABASE_URL:
-    raise ImproperlyConfigured("SLOWAVE_VECTOR_BACKEND=sqlite-vec needs SQLite, not DATABASE_URL")
-SLOWAVE_MIN_RELEVANCE = env_float("SLOWAVE_MIN_RELEVANCE", 0.35)
-SLOWAVE_RELATIVE_MARGIN = env_float("SLOWAVE_RELATIVE_MARGIN", 0.12)
+    raise SettingError("SLOWAVE_VECTOR_BACKEND=sqlite-vec", "needs SQLite, not DATABASE_URL")
+SLOWAVE_MIN_RELEVANCE = env_float("SLOWAVE_MIN_RELEVANCE", 0.35, minimum=0, maximum=1)
+SLOWAVE_RELATIVE_MARGIN = env_float("SLOWAVE_RELATIVE_MARGIN", 0.12, minimum=0, maximum=1)
 SLOWAVE_HOST = env_str("SLOWAVE_HOST", "127.0.0.1")
-SLOWAVE_PORT = env_int("SLOWAVE_PORT", 8765)
-# Threads running MCP-over-HTTP tool calls (and /mcp token checks) at once; stdio uses one.
-SLOWAVE_HTTP_WORKERS = env_int("SLOWAVE_HTTP_WORKERS", 4)
-if SLOWAVE_HTTP_WORKERS < 1:
-    raise ImproperlyConfigured(
-        f"SLOWAVE_HTTP_WORKERS must be 1 or more, got {SLOWAVE_HTTP_WORKERS}"
-    )
+SLOWAVE_PORT = env_int("SLOWAVE_PORT", 8765, minimum=1, maximum=65535)
+# Threads running agent calls over HTTP at once (MCP tool calls, /mcp token checks and the REST
+# verbs share them); stdio uses one.
+SLOWAVE_HTTP_WORKERS = env_int("SLOWAVE_HTTP_WORKERS", 4, minimum=1)
 SLOWAVE_API_TOKENS = [t.strip() for t in env_str("SLOWAVE_API_TOKENS", "").split(",") if t.strip()]
 SLOWAVE_ALLOW_ANONYMOUS_LOCAL = env_bool("SLOWAVE_ALLOW_ANONYMOUS_LOCAL", True)
 SLOWAVE_CLIENT_IDENTITY = env_str("SLOWAVE_CLIENT_IDENTITY", "")
 SLOWAVE_EMBEDDED_WORKER = env_bool("SLOWAVE_EMBEDDED_WORKER", True)
 SLOWAVE_TASKS_INLINE = env_bool("SLOWAVE_TASKS_INLINE", False)
 SLOWAVE_BACKUP_DIR = env_path("SLOWAVE_BACKUP_DIR", SLOWAVE_HOME / "backups")
-SLOWAVE_BACKUP_KEEP = env_int("SLOWAVE_BACKUP_KEEP", 7)
+SLOWAVE_BACKUP_KEEP = env_int("SLOWAVE_BACKUP_KEEP", 7, minimum=1)
 
 # Celery (spec §8.5): the filesystem transport keeps the default install free of Redis.
 SLOWAVE_BROKER_URL = env_str("SLOWAVE_BROKER_URL", "")
