@@ -222,7 +222,7 @@ class RecallIn(Strict):
             ):
                 raise RuleViolation(
                     "continue_from",
-                    "continue_from is mutually exclusive with query, task_context, and full evidence",
+                    "continue_from is mutually exclusive with query, task_context, and full evidence",  # noqa: E501
                 )
         elif not self.query:
             raise RuleViolation("query", "query must be nonblank when continue_from is omitted")
