@@ -10,8 +10,10 @@ restart loses nothing. The price is that MCP `clientInfo` is not known on tool c
 request is its own connection), so sessions opened here record no client name, and the
 client identity is the server's SLOWAVE_CLIENT_IDENTITY, as over stdio.
 
-Tool calls and token checks run in a pool of SLOWAVE_HTTP_WORKERS threads, so one agent's
-slow recall does not hold up the others; stdio keeps its single thread.
+Tool calls and token checks run in the pool of SLOWAVE_HTTP_WORKERS threads that this
+lifespan starts (slowave_site.http_workers) and the REST agent verbs share, so one agent's slow
+recall does not hold up the others and a burst cannot open unbounded threads; stdio keeps its
+single thread.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_bridge.server import build_server, run_in_database_thread
 from memory.errors import SlowaveError
 from memory.services.tokens import Caller, bearer_of, caller_authenticate
+from slowave_site.http_workers import http_workers
 
 Scope = dict[str, Any]
 
@@ -78,26 +81,19 @@ class McpHttpApp:
     async def lifespan(self) -> AsyncIterator[None]:
         # A manager runs once only, so each lifespan gets its own (tests start several).
         # The reaper stays with `slowave up`'s embedded worker: one per deployment.
-        executor = ThreadPoolExecutor(
-            max_workers=settings.SLOWAVE_HTTP_WORKERS, thread_name_prefix="slowave-mcp"
-        )
-        manager = StreamableHTTPSessionManager(
-            app=build_server(background_worker=False, executor=executor),
-            stateless=True,
-            json_response=True,
-            security_settings=_security(),
-        )
-        try:
+        with http_workers() as executor:
+            manager = StreamableHTTPSessionManager(
+                app=build_server(background_worker=False, executor=executor),
+                stateless=True,
+                json_response=True,
+                security_settings=_security(),
+            )
             async with manager.run():
                 self._manager, self._executor = manager, executor
                 try:
                     yield
                 finally:
                     self._manager = self._executor = None
-        finally:
-            # Requests have ended by now; a call still running finishes and closes its
-            # connection in its own thread, and nothing queued is worth starting.
-            executor.shutdown(wait=False, cancel_futures=True)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         manager, executor = self._manager, self._executor

@@ -16,6 +16,7 @@ from memory.services.tokens import (
     caller_authenticate,
     caller_require_staff,
 )
+from slowave_site.http_workers import run_in_http_worker
 
 
 class CallerAuth(HttpBearer):
@@ -39,6 +40,13 @@ class CallerAuth(HttpBearer):
 
 class StaffAuth(CallerAuth):
     staff = True
+
+
+class PooledCallerAuth(CallerAuth):
+    """CallerAuth for the async agent verbs: the token lookup runs in the HTTP worker pool."""
+
+    async def __call__(self, request: HttpRequest) -> Caller:  # type: ignore[override]
+        return await run_in_http_worker(super().__call__, request)
 
 
 def caller_of(request: HttpRequest) -> Caller:

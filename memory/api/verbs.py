@@ -1,4 +1,9 @@
-"""The five agent verbs over REST: the MCP tools' bodies in, the MCP envelope out."""
+"""The five agent verbs over REST: the MCP tools' bodies in, the MCP envelope out.
+
+The views are async only to hand their work (token check, body parsing, the service) to the
+HTTP worker pool that MCP tool calls use (slowave_site.http_workers): as sync views, Django
+would run each request in a thread of its own, however many arrive at once.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +13,29 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
 from ninja import Router
+from pydantic import BaseModel
 
-from memory.api.auth import caller_of
+from memory.api.auth import PooledCallerAuth, caller_of
 from memory.api.bodies import body_doc, parse_body
 from memory.api.replies import VERB, ok
 from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn
+from slowave_site.http_workers import run_in_http_worker
 
-router = Router()
+router = Router(auth=PooledCallerAuth())
 
 
-def _call(service_path: str, **kwargs: Any) -> dict[str, Any]:
+def _run(
+    service_path: str, request: HttpRequest, model: type[BaseModel], **kwargs: Any
+) -> dict[str, Any]:
+    data = parse_body(request, model)
     # Imported on first call, like the MCP tool table: route import stays cheap.
-    return ok(import_string(service_path)(now=timezone.now(), **kwargs))
+    return ok(import_string(service_path)(now=timezone.now(), data=data, **kwargs))
+
+
+async def _call(
+    service_path: str, request: HttpRequest, model: type[BaseModel], **kwargs: Any
+) -> dict[str, Any]:
+    return await run_in_http_worker(_run, service_path, request, model, **kwargs)
 
 
 @router.post(
@@ -29,7 +45,7 @@ def _call(service_path: str, **kwargs: Any) -> dict[str, Any]:
     summary="slowave_activate",
     operation_id="memory_api_activate",
 )
-def activate(request: HttpRequest) -> dict[str, Any]:
+async def activate(request: HttpRequest) -> dict[str, Any]:
     from memory.services.sessions import ClientInfo
 
     client = ClientInfo(
@@ -37,8 +53,9 @@ def activate(request: HttpRequest) -> dict[str, Any]:
         version=request.headers.get("X-Slowave-Client-Version", "")[:50],
         identity=caller_of(request).client_identity,
     )
-    data = parse_body(request, ActivateIn)
-    return _call("memory.services.activate.session_activate", data=data, client=client)
+    return await _call(
+        "memory.services.activate.session_activate", request, ActivateIn, client=client
+    )
 
 
 @router.post(
@@ -48,8 +65,8 @@ def activate(request: HttpRequest) -> dict[str, Any]:
     summary="slowave_remember",
     operation_id="memory_api_remember",
 )
-def remember(request: HttpRequest) -> dict[str, Any]:
-    return _call("memory.services.remember.memory_remember", data=parse_body(request, RememberIn))
+async def remember(request: HttpRequest) -> dict[str, Any]:
+    return await _call("memory.services.remember.memory_remember", request, RememberIn)
 
 
 @router.post(
@@ -59,8 +76,8 @@ def remember(request: HttpRequest) -> dict[str, Any]:
     summary="slowave_recall",
     operation_id="memory_api_recall",
 )
-def recall(request: HttpRequest) -> dict[str, Any]:
-    return _call("memory.services.recall.retrieval_recall", data=parse_body(request, RecallIn))
+async def recall(request: HttpRequest) -> dict[str, Any]:
+    return await _call("memory.services.recall.retrieval_recall", request, RecallIn)
 
 
 @router.post(
@@ -70,8 +87,8 @@ def recall(request: HttpRequest) -> dict[str, Any]:
     summary="slowave_feedback",
     operation_id="memory_api_feedback",
 )
-def feedback(request: HttpRequest) -> dict[str, Any]:
-    return _call("memory.services.feedback.feedback_submit", data=parse_body(request, FeedbackIn))
+async def feedback(request: HttpRequest) -> dict[str, Any]:
+    return await _call("memory.services.feedback.feedback_submit", request, FeedbackIn)
 
 
 @router.post(
@@ -81,5 +98,5 @@ def feedback(request: HttpRequest) -> dict[str, Any]:
     summary="slowave_commit",
     operation_id="memory_api_commit",
 )
-def commit(request: HttpRequest) -> dict[str, Any]:
-    return _call("memory.services.commit.session_commit", data=parse_body(request, CommitIn))
+async def commit(request: HttpRequest) -> dict[str, Any]:
+    return await _call("memory.services.commit.session_commit", request, CommitIn)

@@ -1,0 +1,134 @@
+"""The REST agent verbs share MCP's pool of SLOWAVE_HTTP_WORKERS threads under `slowave up`.
+
+The test holds SQLite's write lock itself and sends as many writing REST calls as there are
+workers: each blocks in a pool thread. Further agent calls, REST or MCP, must then wait for a
+free thread (the bound), while routes outside the pool still answer; once the lock is released
+everything completes. With a thread per REST request, the extra REST call would be answered at
+once; with a pool for MCP alone, so would the MCP call.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import anyio
+import pytest
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.api.live import Live, slowave_up
+from tests.api.support import fresh_scope
+
+WORKERS = 2
+SETTLE_SECONDS = 1.5  # time for the blocked calls to reach their worker threads
+QUEUED_SECONDS = 2.0  # how long a call beyond the bound must stay unanswered
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    home = tmp_path_factory.mktemp("http-workers")
+    # A busy timeout far beyond the test: blocked calls wait instead of answering busy.
+    with slowave_up(
+        home,
+        SLOWAVE_EMBEDDER="hash",
+        SLOWAVE_ALLOW_ANONYMOUS_LOCAL="true",
+        SLOWAVE_DB_BUSY_TIMEOUT_MS="120000",
+        SLOWAVE_HTTP_WORKERS=str(WORKERS),
+    ) as server:
+        yield server
+
+
+def _rest(base: str, verb: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        f"{base}/api/{verb}",
+        method="POST",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+async def _mcp_recall(base: str) -> dict[str, Any]:
+    async with (
+        streamable_http_client(f"{base}/mcp") as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        result = await session.call_tool("slowave_recall", {"query": "x"}, read_timeout_seconds=120)
+        assert isinstance(result, types.CallToolResult)
+        assert isinstance(result.structured_content, dict)
+        return result.structured_content
+
+
+class Call(threading.Thread):
+    def __init__(self, work: Callable[[], Any]) -> None:
+        super().__init__(daemon=True)
+        self.work, self.result, self.error = work, None, None
+
+    def run(self) -> None:
+        try:
+            self.result = self.work()
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+
+    def outcome(self) -> Any:
+        self.join(timeout=120)
+        assert not self.is_alive() and self.error is None, self.error
+        return self.result
+
+
+def test_it_bounds_rest_and_mcp_agent_calls_by_one_pool_of_workers(live: Live) -> None:
+    held = sqlite3.connect(live.home / "slowave.sqlite3", isolation_level=None, timeout=30)
+    try:
+        held.execute("BEGIN IMMEDIATE")  # every write of the server waits for this
+        activate = {"task": "wait for the lock", "initial_goal": "g"}
+        writers = [
+            Call(lambda: _rest(live.base, "activate", {**activate, "scope": fresh_scope("pool")}))
+            for _ in range(WORKERS)
+        ]
+        for writer in writers:
+            writer.start()
+        time.sleep(SETTLE_SECONDS)
+        # Neither needs the lock (validation refuses them), only a free worker thread.
+        rest = Call(lambda: _rest(live.base, "recall", {}))
+        mcp = Call(lambda: anyio.run(_mcp_recall, live.base))
+        rest.start()
+        mcp.start()
+        time.sleep(QUEUED_SECONDS)
+        queued = {"rest": rest.is_alive(), "mcp": mcp.is_alive()}
+        # Outside the pool, the server is not wedged.
+        with urllib.request.urlopen(f"{live.base}/api/health", timeout=30) as health:
+            assert health.status == 200
+        held.execute("COMMIT")
+    finally:
+        held.close()
+
+    assert queued == {"rest": True, "mcp": True}
+    for writer in writers:
+        status, envelope = writer.outcome()
+        assert status == 200 and envelope["data"]["session_id"].startswith("sess_"), envelope
+    status, envelope = rest.outcome()
+    assert status == 400 and envelope["error"]["code"] == "invalid_input", envelope
+    envelope = mcp.outcome()
+    assert envelope["ok"] is False and envelope["error"]["code"] == "invalid_input", envelope
+
+
+def test_it_still_serves_more_calls_than_workers_one_after_another(live: Live) -> None:
+    body = {"task": "one of many", "initial_goal": "g", "scope": fresh_scope("many")}
+    calls = [Call(lambda: _rest(live.base, "activate", body)) for _ in range(WORKERS * 3)]
+    for call in calls:
+        call.start()
+    outcomes = [call.outcome() for call in calls]
+    assert all(status == 200 and envelope["ok"] for status, envelope in outcomes), outcomes
