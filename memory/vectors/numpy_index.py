@@ -2,9 +2,11 @@
 
 The database is the store (`VectorRow`, any vendor); every process keeps one matrix per
 (kind, scope) and applies only the rows with ids above the last one it has seen, so a search
-costs one cheap query plus a matrix product. Writers bump `VectorStamp` before inserting: on
+costs one cheap query plus a matrix product. Writers lock `VectorStamp` before inserting: on
 PostgreSQL that row lock makes a kind's row ids become visible in id order, so "ids above the
-last applied" never skips a row.
+last applied" never skips a row. Every write locks the stamps of all kinds, in kind order, in
+one statement: a transaction writing episodes then memories and another writing memories then
+episodes would otherwise each hold the stamp the other waits for (a deadlock, one aborted).
 
 Rows written by the current, still open transaction are never cached (it may roll back): while
 a transaction has written vectors, searches score the not-yet-cached rows on the side.
@@ -128,7 +130,7 @@ class NumpyIndex:
     def _write(self, kind: str, row_id: int, scope: str, blob: bytes | None) -> None:
         check_kind(kind)
         with transaction.atomic():
-            VectorStamp.objects.filter(kind=kind).update(version=F("version") + 1)
+            _stamp(kind)
             VectorRow.objects.filter(kind=kind, row_id=row_id).delete()
             VectorRow.objects.create(kind=kind, row_id=row_id, scope=scope, embedding=blob)
             if not getattr(connection, _DIRTY, False):
@@ -226,6 +228,19 @@ class NumpyIndex:
         return out
 
 
+def _stamp(kind: str) -> None:
+    """Lock every kind's stamp until the transaction ends, then count this write.
+
+    The kinds a transaction will write are not known up front, so the first write takes them
+    all, always in kind order (PostgreSQL locks the rows of `SELECT ... ORDER BY ... FOR
+    UPDATE` in the order it returns them); later writes in the same transaction hold them
+    already. Two vector-writing transactions therefore queue instead of deadlocking, whichever
+    kinds they touch. SQLite ignores FOR UPDATE: its one writer at a time gives the same order.
+    """
+    list(VectorStamp.objects.select_for_update().order_by("kind").values_list("kind", flat=True))
+    VectorStamp.objects.filter(kind=kind).update(version=F("version") + 1)
+
+
 def _seed_from_models(kind: str) -> None:
     """First use of the numpy backend on a database whose vectors live elsewhere (a store that
     ran on sqlite-vec before): copy the embeddings the rows already hold."""
@@ -241,7 +256,7 @@ def _seed_from_models(kind: str) -> None:
         model = Memory if kind == "memory" else Episode
         source = model.objects.exclude(embedding=None).values_list("pk", "scope", "embedding")
     with transaction.atomic():
-        VectorStamp.objects.filter(kind=kind).update(version=F("version") + 1)
+        _stamp(kind)
         VectorRow.objects.bulk_create(
             (
                 VectorRow(kind=kind, row_id=key, scope=scope, embedding=bytes(blob))

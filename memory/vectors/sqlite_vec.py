@@ -50,7 +50,8 @@ class SqliteVecIndex:
         _check_kind(kind)
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT rowid, distance, scope FROM vec_{kind} WHERE embedding MATCH %s AND k = %s",
+                f"SELECT rowid, distance, scope FROM vec_{kind} "
+                "WHERE embedding MATCH %s AND k = %s",
                 [to_blob(vector), k],
             )
             return [

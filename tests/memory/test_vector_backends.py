@@ -118,3 +118,72 @@ def test_it_starts_from_the_embeddings_a_store_already_holds():
     VectorRow.objects.filter(kind="memory").delete()  # a store written by sqlite-vec
     vector = from_blob(Memory.objects.get(pk=pk).embedding)
     assert _ids(NumpyIndex().knn("memory", vector, 3, [scope])) == [pk]
+
+
+def opposite_order_writes() -> dict[str, object]:
+    """Run in a process on PostgreSQL: two transactions write the memory and episode kinds in
+    opposite orders, each holding its first kind while the other takes its own."""
+    import threading
+
+    from django.core.management import call_command
+    from django.db import connections
+
+    call_command("migrate", verbosity=0)
+    index, vectors = NumpyIndex(), _vectors(2)
+    first_written, second_written = threading.Event(), threading.Event()
+    errors: dict[str, str] = {}
+
+    def memory_then_episode() -> None:
+        with transaction.atomic():
+            index.upsert("memory", 1, "project:a", vectors[0])
+            first_written.set()
+            second_written.wait(timeout=2)  # times out once the other waits for our locks
+            index.upsert("episode", 1, "project:a", vectors[0])
+
+    def episode_then_memory() -> None:
+        first_written.wait(timeout=30)
+        with transaction.atomic():
+            index.upsert("episode", 2, "project:a", vectors[1])
+            second_written.set()
+            index.upsert("memory", 2, "project:a", vectors[1])
+
+    def run(name: str, body) -> None:
+        try:
+            body()
+        except Exception as exc:
+            errors[name] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        finally:
+            connections.close_all()
+
+    threads = [
+        threading.Thread(target=run, args=("memory_then_episode", memory_then_episode)),
+        threading.Thread(target=run, args=("episode_then_memory", episode_then_memory)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    rows = sorted(VectorRow.objects.values_list("kind", "row_id"))
+    return {"errors": errors, "rows": [list(row) for row in rows], "vendor": connection.vendor}
+
+
+@pytest.mark.django_db  # only for the module's vec-table cleanup; the test runs on PostgreSQL
+def test_two_transactions_writing_kinds_in_opposite_orders_do_not_deadlock_on_postgres(
+    tmp_path,
+) -> None:
+    import json
+
+    from tests.cli.runner import cli_env, run_python
+    from tests.pg_support import fresh_postgres_database
+
+    code = (
+        "import json; from tests.memory.test_vector_backends import opposite_order_writes; "
+        "print(json.dumps(opposite_order_writes()))"
+    )
+    with fresh_postgres_database() as url:
+        env = cli_env(tmp_path, DATABASE_URL=url, SLOWAVE_VECTOR_BACKEND="numpy")
+        outcome = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
+    assert outcome["vendor"] == "postgresql"
+    assert outcome["errors"] == {}
+    expected = [["episode", 1], ["episode", 2], ["memory", 1], ["memory", 2]]
+    assert outcome["rows"] == expected
