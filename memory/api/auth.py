@@ -42,8 +42,12 @@ class StaffAuth(CallerAuth):
     staff = True
 
 
-class PooledCallerAuth(CallerAuth):
-    """CallerAuth for the async agent verbs: the token lookup runs in the HTTP worker pool."""
+class AgentAuth(CallerAuth):
+    """CallerAuth for the async agent verbs: the token lookup runs in the HTTP worker pool.
+
+    Its class name is the verbs' security scheme in the OpenAPI document (ninja names schemes
+    after auth classes), hence a name for what it guards rather than how it runs.
+    """
 
     async def __call__(self, request: HttpRequest) -> Caller:  # type: ignore[override]
         return await run_in_http_worker(super().__call__, request)

@@ -15,13 +15,13 @@ from django.utils.module_loading import import_string
 from ninja import Router
 from pydantic import BaseModel
 
-from memory.api.auth import PooledCallerAuth, caller_of
+from memory.api.auth import AgentAuth, caller_of
 from memory.api.bodies import body_doc, parse_body
 from memory.api.replies import VERB, ok
 from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn
 from slowave_site.http_workers import run_in_http_worker
 
-router = Router(auth=PooledCallerAuth())
+router = Router(auth=AgentAuth())
 
 
 def _run(
