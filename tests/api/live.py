@@ -50,3 +50,18 @@ def slowave_up(home: Path, **env: str) -> Iterator[Live]:
     ) as base:
         # `up` has migrated the store by now; the login and token go into the same file.
         yield Live(base=base, token=staff_token(home), home=home)
+
+
+@contextmanager
+def slowave_up_waiting(home: Path, workers: int) -> Iterator[Live]:
+    """A loopback-open, hash-embedder server with `workers` HTTP worker threads whose calls wait
+    (a busy timeout far beyond any test) on a write lock a test holds, instead of answering
+    busy."""
+    with slowave_up(
+        home,
+        SLOWAVE_EMBEDDER="hash",
+        SLOWAVE_ALLOW_ANONYMOUS_LOCAL="true",
+        SLOWAVE_DB_BUSY_TIMEOUT_MS="120000",
+        SLOWAVE_HTTP_WORKERS=str(workers),
+    ) as server:
+        yield server

@@ -24,7 +24,7 @@ from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.api.live import Live, slowave_up
+from tests.api.live import Live, slowave_up_waiting
 from tests.api.support import fresh_scope
 
 WORKERS = 2
@@ -34,15 +34,7 @@ QUEUED_SECONDS = 2.0  # how long a call beyond the bound must stay unanswered
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
-    home = tmp_path_factory.mktemp("http-workers")
-    # A busy timeout far beyond the test: blocked calls wait instead of answering busy.
-    with slowave_up(
-        home,
-        SLOWAVE_EMBEDDER="hash",
-        SLOWAVE_ALLOW_ANONYMOUS_LOCAL="true",
-        SLOWAVE_DB_BUSY_TIMEOUT_MS="120000",
-        SLOWAVE_HTTP_WORKERS=str(WORKERS),
-    ) as server:
+    with slowave_up_waiting(tmp_path_factory.mktemp("http-workers"), workers=WORKERS) as server:
         yield server
 
 

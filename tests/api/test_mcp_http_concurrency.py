@@ -18,7 +18,7 @@ from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.api.live import Live, slowave_up
+from tests.api.live import Live, slowave_up_waiting
 from tests.api.support import fresh_scope
 from tests.e2e_support import check_envelope
 
@@ -28,15 +28,7 @@ SETTLE_SECONDS = 1.0  # time for the blocked call to reach its worker thread
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
-    home = tmp_path_factory.mktemp("mcp-http-concurrency")
-    # A busy timeout far beyond the test: the blocked call waits instead of answering busy.
-    with slowave_up(
-        home,
-        SLOWAVE_EMBEDDER="hash",
-        SLOWAVE_ALLOW_ANONYMOUS_LOCAL="true",
-        SLOWAVE_DB_BUSY_TIMEOUT_MS="120000",
-        SLOWAVE_HTTP_WORKERS="2",
-    ) as server:
+    with slowave_up_waiting(tmp_path_factory.mktemp("mcp-http-concurrency"), workers=2) as server:
         yield server
 
 
