@@ -1,15 +1,18 @@
 """The numpy backend: exact cosine search over in-memory float32 matrices (spec §4).
 
-The database is the store (`VectorRow`, any vendor); every process keeps one matrix per
-(kind, scope) and applies only the rows with ids above the last one it has seen, so a search
-costs one cheap query plus a matrix product. Writers lock `VectorStamp` before inserting: on
-PostgreSQL that row lock makes a kind's row ids become visible in id order, so "ids above the
-last applied" never skips a row. Every write locks the stamps of all kinds, in kind order, in
-one statement: a transaction writing episodes then memories and another writing memories then
-episodes would otherwise each hold the stamp the other waits for (a deadlock, one aborted).
+The database is the store (`VectorRow`, any vendor), an append-only log: an upsert or delete
+adds a row with a new, higher id. Every process keeps one matrix per (kind, scope) and a
+horizon, the id up to which it has applied the log. A search first asks the database for the
+newest id (one primary-key lookup); only when that moved does it read the rows above the
+horizon, for every kind at once. Writers lock `VectorStamp` before inserting: on PostgreSQL
+those row locks make ids become visible in id order, so "ids above the horizon" never skips a
+row. Every write locks the stamps of all kinds, in kind order, in one statement: a transaction
+writing episodes then memories and another writing memories then episodes would otherwise each
+hold the stamp the other waits for (a deadlock, one aborted).
 
 Rows written by the current, still open transaction are never cached (it may roll back): while
-a transaction has written vectors, searches score the not-yet-cached rows on the side.
+a transaction has written vectors, searches score the rows above the horizon on the side. Its
+first write catches up with the committed log first, so those are its own rows only.
 """
 
 from __future__ import annotations
@@ -22,29 +25,37 @@ from django.db.models import F
 
 from memory.embeddings import from_blob, to_blob
 from memory.models import Episode, Memory, Procedure, Prototype, VectorRow, VectorStamp
-from memory.vectors import check_kind
+from memory.vectors import KINDS, check_kind
 
 _DIRTY = "_slowave_vectors_dirty"
-Row = tuple[int, int, str, "np.ndarray | None"]  # (VectorRow id, key, scope, vector or tombstone)
+_NEWEST = f'SELECT MAX("id") FROM "{VectorRow._meta.db_table}"'  # both vendors' quoting
+Row = tuple[int, str, int, str, "np.ndarray | None"]  # (id, kind, key, scope, vector or None)
+Part = tuple[np.ndarray, np.ndarray, np.ndarray]  # (keys, cosines, scope numbers), one query
+_NOTHING: Part = (np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.int64))
 
 
-def _unit(vector: np.ndarray) -> np.ndarray:
-    vector = np.asarray(vector, dtype=np.float32)
-    norm = float(np.linalg.norm(vector))
-    return vector / norm if norm > 0 else vector
+def _units(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms > 0, norms, 1).astype(np.float32)
 
 
-def _best(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """The k highest scores, ties broken by the smaller id (the sqlite-vec order)."""
+def _top(keys: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k highest scores, best first, ties broken by the smaller key (the
+    sqlite-vec order). Every score equal to the k-th is a candidate, so the tie break holds
+    at the cut too."""
     if len(scores) > k:
-        keep = np.argpartition(-scores, k - 1)[:k]
-        ids, scores = ids[keep], scores[keep]
-    order = np.lexsort((ids, -scores))
-    return [(int(ids[i]), float(scores[i])) for i in order]
+        cut = len(scores) - k
+        candidates = np.flatnonzero(scores >= np.partition(scores, cut)[cut])
+        order = np.lexsort((keys[candidates], -scores[candidates]))[:k]
+        return candidates[order]
+    return np.lexsort((keys, -scores))
 
 
 class _Matrix:
-    """One scope's vectors: a growable matrix, the key of each slot and which slots are live."""
+    """One scope's vectors: a growable matrix, the key of each slot and which slots are live.
+
+    Slots below `size` never change but for `live`, so a search may read them without the
+    index lock once it has copied `live`."""
 
     def __init__(self, dim: int) -> None:
         self.vectors = np.zeros((64, dim), dtype=np.float32)
@@ -68,16 +79,31 @@ class _Matrix:
         self.live[slot] = False
         self.dead += 1
 
-    def search(self, queries: np.ndarray, k: int, skip: set[int]) -> list[list[tuple[int, float]]]:
-        """Best k (key, cosine) of this scope for each row of `queries`."""
-        if self.size == self.dead:
-            return [[] for _ in queries]
-        scores = queries @ self.vectors[: self.size].T
-        live = self.live[: self.size].copy()
-        if skip:
-            live &= ~np.isin(self.keys[: self.size], list(skip))
-        keys = self.keys[: self.size][live]
-        return [_best(keys, row[live], k) for row in scores]
+    def snapshot(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(vectors, keys, live mask or None when every slot is live); call under the lock."""
+        live = self.live[: self.size].copy() if self.dead else None
+        return self.vectors[: self.size], self.keys[: self.size], live
+
+
+def _scan(
+    snapshot: tuple[np.ndarray, np.ndarray, np.ndarray | None],
+    queries: np.ndarray,
+    k: int,
+    skip: np.ndarray | None,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Best k (keys, cosines) of one scope's snapshot for each query."""
+    vectors, keys, live = snapshot
+    scores = queries @ vectors.T
+    if skip is not None:
+        hidden = np.isin(keys, skip)
+        live = ~hidden if live is None else live & ~hidden
+    if live is not None:
+        keys, scores = keys[live], scores[:, live]
+    out = []
+    for row in scores:
+        best = _top(keys, row, k)
+        out.append((keys[best], row[best]))
+    return out
 
 
 class _KindCache:
@@ -86,37 +112,34 @@ class _KindCache:
     def __init__(self) -> None:
         self.scopes: dict[str, _Matrix] = {}
         self.slots: dict[int, tuple[str, int]] = {}
-        self.last_id = 0
-        self.seeded = False
 
-    def apply(self, rows: list[Row]) -> None:
-        for row_pk, key, scope, vector in rows:
-            old = self.slots.pop(key, None)
-            if old is not None:
-                self.scopes[old[0]].kill(old[1])
-            if vector is not None:
-                matrix = self.scopes.get(scope)
-                if matrix is None:
-                    matrix = self.scopes[scope] = _Matrix(len(vector))
-                self.slots[key] = (scope, matrix.append(key, vector))
-            self.last_id = max(self.last_id, row_pk)
+    def apply(self, key: int, scope: str, vector: np.ndarray | None) -> None:
+        old = self.slots.pop(key, None)
+        if old is not None:
+            self.scopes[old[0]].kill(old[1])
+        if vector is not None:
+            matrix = self.scopes.get(scope)
+            if matrix is None:
+                matrix = self.scopes[scope] = _Matrix(len(vector))
+            self.slots[key] = (scope, matrix.append(key, vector))
+
+    def compact(self) -> None:
         for scope, matrix in list(self.scopes.items()):
             if matrix.dead > 1024 and matrix.dead * 4 > matrix.size:
-                self._compact(scope, matrix)
-
-    def _compact(self, scope: str, matrix: _Matrix) -> None:
-        fresh = _Matrix(matrix.vectors.shape[1])
-        for slot in np.flatnonzero(matrix.live[: matrix.size]):
-            key = int(matrix.keys[slot])
-            self.slots[key] = (scope, fresh.append(key, matrix.vectors[slot]))
-        self.scopes[scope] = fresh
+                fresh = _Matrix(matrix.vectors.shape[1])
+                for slot in np.flatnonzero(matrix.live[: matrix.size]):
+                    key = int(matrix.keys[slot])
+                    self.slots[key] = (scope, fresh.append(key, matrix.vectors[slot]))
+                self.scopes[scope] = fresh
 
 
 class NumpyIndex:
     name = "numpy"
 
     def __init__(self) -> None:
-        self._kinds = {}
+        self._kinds = {kind: _KindCache() for kind in KINDS}
+        self._horizon = 0  # every committed row with an id up to this one is applied
+        self._seeded = False
         self._lock = threading.Lock()
 
     # Writes -----------------------------------------------------------------------------
@@ -131,101 +154,133 @@ class NumpyIndex:
         check_kind(kind)
         with transaction.atomic():
             _stamp(kind)
+            if not getattr(connection, _DIRTY, False):
+                if self._seeded:
+                    self._catch_up()
+                _mark_dirty()
             VectorRow.objects.filter(kind=kind, row_id=row_id).delete()
             VectorRow.objects.create(kind=kind, row_id=row_id, scope=scope, embedding=blob)
-            if not getattr(connection, _DIRTY, False):
-                setattr(connection, _DIRTY, True)
-                transaction.on_commit(self._after_commit)
-
-    def _after_commit(self) -> None:
-        setattr(connection, _DIRTY, False)
-        for kind in list(self._kinds):
-            self._refresh(kind)
 
     # Reads ------------------------------------------------------------------------------
 
     def knn(
         self, kind: str, vector: np.ndarray, k: int, scopes: list[str]
     ) -> list[tuple[int, float]]:
-        (hits,) = self._search(kind, np.asarray(vector)[None, :], k, set(scopes))
-        return [(key, score) for key, score, _ in hits]
+        ((keys, scores, _),) = self._search(kind, np.asarray(vector)[None, :], k, set(scopes))[0]
+        return list(zip(keys.tolist(), scores.tolist(), strict=True))
 
     def knn_all_scopes(self, kind: str, vector: np.ndarray, k: int) -> list[tuple[int, float, str]]:
-        return self._search(kind, np.asarray(vector)[None, :], k, None)[0]
+        return self.knn_all_scopes_many(kind, np.asarray(vector)[None, :], k)[0]
 
     def knn_all_scopes_many(
         self, kind: str, vectors: np.ndarray, k: int
     ) -> list[list[tuple[int, float, str]]]:
-        return self._search(kind, np.asarray(vectors), k, None)
+        found, names = self._search(kind, np.asarray(vectors), k, None)
+        return [
+            list(
+                zip(keys.tolist(), scores.tolist(), [names[i] for i in where.tolist()], strict=True)
+            )
+            for keys, scores, where in found
+        ]
 
     def _search(
         self, kind: str, vectors: np.ndarray, k: int, scopes: set[str] | None
-    ) -> list[list[tuple[int, float, str]]]:
+    ) -> tuple[list[Part], list[str]]:
+        """Best k (keys, cosines, scope numbers) per query, and the scope of each number."""
         check_kind(kind)
         if k <= 0 or scopes == set() or not len(vectors):
-            return [[] for _ in vectors]
-        queries = np.stack([_unit(v) for v in vectors])
-        unsettled: list[Row] = []
-        if connection.in_atomic_block and getattr(connection, _DIRTY, False):
-            cache = self._cache(kind)
-            unsettled = self._fetch(kind, cache.last_id)
-        else:
-            setattr(connection, _DIRTY, False)
-            cache = self._refresh(kind)
-        superseded = {key for _, key, _, _ in unsettled}
-        pending = [row for row in unsettled if row[3] is not None]
-        pending = [row for row in pending if scopes is None or row[2] in scopes]
-        found: list[list[tuple[int, float, str]]] = [[] for _ in queries]
+            return [_NOTHING for _ in vectors], []
+        own = [row for row in self._sync() if row[1] == kind]
+        skip = np.array([row[2] for row in own], dtype=np.int64) if own else None
+        pending = [
+            row for row in own if row[4] is not None and (scopes is None or row[3] in scopes)
+        ]
         with self._lock:
-            for scope, matrix in cache.scopes.items():
-                if scopes is None or scope in scopes:
-                    for hits, best in zip(
-                        found, matrix.search(queries, k, superseded), strict=True
-                    ):
-                        hits += [(key, score, scope) for key, score in best]
+            chosen = [
+                (scope, matrix.snapshot())
+                for scope, matrix in self._kinds[kind].scopes.items()
+                if matrix.size > matrix.dead and (scopes is None or scope in scopes)
+            ]
+        if not chosen and not pending:
+            return [_NOTHING for _ in vectors], []
+        queries = _units(np.asarray(vectors, dtype=np.float32))
+        names = [scope for scope, _ in chosen]
+        parts: list[list[Part]] = [[] for _ in queries]
+        for number, (_, snapshot) in enumerate(chosen):
+            for found, (keys, scores) in zip(parts, _scan(snapshot, queries, k, skip), strict=True):
+                found.append((keys, scores, np.full(len(keys), number)))
         if pending:
-            side = queries @ np.stack([row[3] for row in pending]).T
-            for hits, row_scores in zip(found, side, strict=True):
-                hits += [
-                    (row[1], float(x), row[2]) for row, x in zip(pending, row_scores, strict=True)
-                ]
-        for hits in found:
-            hits.sort(key=lambda hit: (-hit[1], hit[0]))
-            del hits[k:]
-        return found
+            names += sorted({row[3] for row in pending} - set(names))
+            keys = np.array([row[2] for row in pending], dtype=np.int64)
+            where = np.array([names.index(row[3]) for row in pending])
+            side = queries @ np.stack([row[4] for row in pending]).T
+            for found, scores in zip(parts, side, strict=True):
+                best = _top(keys, scores, k)
+                found.append((keys[best], scores[best], where[best]))
+        return [_merge(found, k) for found in parts], names
 
     # Keeping in step with the database --------------------------------------------------
 
-    def _cache(self, kind: str) -> _KindCache:
-        with self._lock:
-            cache = self._kinds.get(kind)
-            if cache is None:
-                cache = self._kinds[kind] = _KindCache()
-        if not cache.seeded:
-            _seed_from_models(kind)
-            cache.seeded = True
-        return cache
+    def _sync(self) -> list[Row]:
+        """Apply what other transactions committed; return the open transaction's own rows."""
+        if not self._seeded:
+            _seed_from_models()
+            self._seeded = True
+        if connection.in_atomic_block and getattr(connection, _DIRTY, False):
+            return self._rows_after(self._horizon)
+        setattr(connection, _DIRTY, False)  # left over from a rolled-back transaction
+        self._catch_up()
+        return []
 
-    def _refresh(self, kind: str) -> _KindCache:
-        cache = self._cache(kind)
-        rows = self._fetch(kind, cache.last_id)
-        if rows:
-            with self._lock:
-                cache.apply([r for r in rows if r[0] > cache.last_id])
-        return cache
+    def _catch_up(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(_NEWEST)
+            (newest,) = cursor.fetchone()
+        horizon = self._horizon
+        if newest is None or newest <= horizon:
+            return
+        rows = self._rows_after(horizon)
+        with self._lock:
+            touched = set()
+            for row_pk, kind, key, scope, vector in rows:
+                if row_pk > self._horizon:
+                    self._kinds[kind].apply(key, scope, vector)
+                    touched.add(kind)
+            for kind in touched:
+                self._kinds[kind].compact()
+            self._horizon = max(self._horizon, newest, rows[-1][0] if rows else 0)
 
     @staticmethod
-    def _fetch(kind: str, after: int) -> list[Row]:
+    def _rows_after(horizon: int) -> list[Row]:
         rows = (
-            VectorRow.objects.filter(kind=kind, pk__gt=after)
+            VectorRow.objects.filter(pk__gt=horizon)
             .order_by("pk")
-            .values_list("pk", "row_id", "scope", "embedding")
+            .values_list("pk", "kind", "row_id", "scope", "embedding")
         )
-        out: list[Row] = []
-        for row_pk, key, scope, blob in rows:
-            vector = from_blob(blob)
-            out.append((row_pk, key, scope, _unit(vector) if vector is not None else None))
+        out: list[Row] = [
+            (row_pk, kind, key, scope, from_blob(blob)) for row_pk, kind, key, scope, blob in rows
+        ]
+        live = [i for i, row in enumerate(out) if row[4] is not None]
+        if live:
+            units = _units(np.stack([out[i][4] for i in live]))
+            for i, unit in zip(live, units, strict=True):
+                out[i] = (*out[i][:4], unit)
         return out
+
+
+def _merge(found: list[Part], k: int) -> Part:
+    if len(found) == 1:
+        return found[0]
+    keys, scores, where = (np.concatenate(column) for column in zip(*found, strict=True))
+    best = _top(keys, scores, k)
+    return keys[best], scores[best], where[best]
+
+
+def _mark_dirty() -> None:
+    """The open transaction has written vectors: searches score them on the side until it
+    commits. A rollback leaves the flag set; the next search outside a transaction clears it."""
+    setattr(connection, _DIRTY, True)
+    transaction.on_commit(lambda: setattr(connection, _DIRTY, False))
 
 
 def _stamp(kind: str) -> None:
@@ -241,26 +296,32 @@ def _stamp(kind: str) -> None:
     VectorStamp.objects.filter(kind=kind).update(version=F("version") + 1)
 
 
-def _seed_from_models(kind: str) -> None:
+def _seed_from_models() -> None:
     """First use of the numpy backend on a database whose vectors live elsewhere (a store that
     ran on sqlite-vec before): copy the embeddings the rows already hold."""
-    if VectorRow.objects.filter(kind=kind).exists():
-        return
-    if kind == "prototype":
-        source = Prototype.objects.values_list("pk", "scope", "centroid")
-    elif kind == "procedure":
-        source = Procedure.objects.exclude(embedding=None).values_list(
-            "index_key", "scope", "embedding"
-        )
-    else:
-        model = Memory if kind == "memory" else Episode
-        source = model.objects.exclude(embedding=None).values_list("pk", "scope", "embedding")
-    with transaction.atomic():
-        _stamp(kind)
-        VectorRow.objects.bulk_create(
-            (
-                VectorRow(kind=kind, row_id=key, scope=scope, embedding=bytes(blob))
-                for key, scope, blob in source.iterator()
-            ),
-            batch_size=1000,
-        )
+    empty = [kind for kind in KINDS if not VectorRow.objects.filter(kind=kind).exists()]
+    for kind in empty:
+        if kind == "prototype":
+            source = Prototype.objects.values_list("pk", "scope", "centroid")
+        elif kind == "procedure":
+            source = Procedure.objects.exclude(embedding=None).values_list(
+                "index_key", "scope", "embedding"
+            )
+        else:
+            model = Memory if kind == "memory" else Episode
+            source = model.objects.exclude(embedding=None).values_list("pk", "scope", "embedding")
+        if not source.exists():
+            continue
+        with transaction.atomic():
+            _stamp(kind)
+            if VectorRow.objects.filter(kind=kind).exists():
+                continue  # another process seeded it while this one waited for the lock
+            if not getattr(connection, _DIRTY, False):
+                _mark_dirty()
+            VectorRow.objects.bulk_create(
+                (
+                    VectorRow(kind=kind, row_id=key, scope=scope, embedding=bytes(blob))
+                    for key, scope, blob in source.iterator()
+                ),
+                batch_size=1000,
+            )

@@ -98,6 +98,80 @@ def test_rows_of_a_rolled_back_transaction_are_never_returned():
     assert sorted(_ids(index.knn("memory", vectors[2], 5, ["project:a"]))) == [1, 3]
 
 
+@committing
+def test_a_search_costs_one_query_when_nothing_changed(django_assert_num_queries):
+    vectors = _vectors(3)
+    index = NumpyIndex()
+    index.upsert("memory", 1, "project:a", vectors[0])
+    index.knn("memory", vectors[0], 5, ["project:a"])  # first use: seeds and loads
+    for kind in ("memory", "episode", "procedure"):  # episode and procedure hold no rows
+        with django_assert_num_queries(1):
+            index.knn(kind, vectors[1], 5, ["project:a"])
+    with django_assert_num_queries(1):
+        index.knn_all_scopes_many("memory", vectors, 5)
+
+
+@committing
+def test_an_open_transaction_sees_its_rows_and_what_others_committed_before_it():
+    vectors = _vectors(4)
+    mine, theirs = NumpyIndex(), NumpyIndex()
+    mine.upsert("memory", 1, "project:a", vectors[0])
+    assert _ids(mine.knn("memory", vectors[0], 5, ["project:a"])) == [1]
+    theirs.upsert("memory", 2, "project:a", vectors[1])  # committed, not yet seen by `mine`
+    with pytest.raises(RuntimeError):
+        with transaction.atomic():
+            mine.upsert("memory", 3, "project:b", vectors[2])
+            mine.delete("memory", 1)
+            assert _ids(mine.knn("memory", vectors[1], 5, ["project:a"])) == [2]
+            assert _ids(mine.knn("memory", vectors[2], 5, ["project:b"])) == [3]
+            assert [
+                (key, scope) for key, _, scope in mine.knn_all_scopes("memory", vectors[2], 1)
+            ] == [(3, "project:b")]
+            raise RuntimeError("roll back")
+    assert sorted(_ids(mine.knn("memory", vectors[1], 5, ["project:a"]))) == [1, 2]
+    assert mine.knn("memory", vectors[2], 5, ["project:b"]) == []
+
+
+@committing
+def test_another_connection_sees_a_transactions_rows_only_once_it_commits():
+    import threading
+
+    from django.db import connections
+
+    vectors = _vectors(2)
+    writer, reader = NumpyIndex(), NumpyIndex()
+    writer.upsert("memory", 1, "project:a", vectors[0])
+    seen: list[list[int]] = []
+
+    def search_from_another_connection() -> None:
+        try:
+            seen.append(_ids(reader.knn("memory", vectors[1], 5, ["project:a"])))
+        finally:
+            connections.close_all()
+
+    with transaction.atomic():
+        writer.upsert("memory", 2, "project:a", vectors[1])
+        thread = threading.Thread(target=search_from_another_connection)
+        thread.start()
+        thread.join()
+    thread = threading.Thread(target=search_from_another_connection)
+    thread.start()
+    thread.join()
+    assert seen == [[1], [2, 1]]
+
+
+@committing
+def test_ties_at_the_cut_keep_the_smaller_keys():
+    vector = np.zeros(384, dtype=np.float32)
+    vector[0] = 1.0  # every cosine is exactly 1.0, whatever order the sums run in
+    index = NumpyIndex()
+    for key in (5, 3, 9, 1, 7):
+        index.upsert("memory", key, "project:a", vector)
+    index.upsert("memory", 4, "project:b", vector)
+    assert _ids(index.knn("memory", vector, 2, ["project:a"])) == [1, 3]
+    assert _ids(index.knn("memory", vector, 3, ["project:a", "project:b"])) == [1, 3, 4]
+
+
 @pytest.mark.django_db
 def test_it_starts_from_the_embeddings_a_store_already_holds():
     scope = "project:seeded"
@@ -187,3 +261,85 @@ def test_two_transactions_writing_kinds_in_opposite_orders_do_not_deadlock_on_po
     assert outcome["errors"] == {}
     expected = [["episode", 1], ["episode", 2], ["memory", 1], ["memory", 2]]
     assert outcome["rows"] == expected
+
+
+def visibility_checks() -> dict[str, list[int]]:
+    """What a reader on another connection (another process) and the writer itself find at
+    each step of committed, moved, deleted, rolled-back and re-committed writes."""
+    import threading
+
+    from django.db import connections
+
+    vectors = _vectors(4)
+    writer, reader = NumpyIndex(), NumpyIndex()
+    seen: dict[str, list[int]] = {}
+
+    def read(label: str, query: int) -> None:
+        def body() -> None:
+            try:
+                seen[label] = _ids(reader.knn("memory", vectors[query], 5, ["project:a"]))
+            finally:
+                connections.close_all()
+
+        thread = threading.Thread(target=body)
+        thread.start()
+        thread.join(timeout=30)
+
+    writer.upsert("memory", 1, "project:a", vectors[0])
+    writer.upsert("memory", 2, "project:a", vectors[1])
+    read("committed", 1)
+    writer.upsert("memory", 2, "project:b", vectors[2])
+    read("moved", 1)
+    writer.delete("memory", 1)
+    read("deleted", 0)
+    with pytest.raises(RuntimeError):
+        with transaction.atomic():
+            writer.upsert("memory", 3, "project:a", vectors[3])
+            read("open", 3)
+            seen["open_own"] = _ids(writer.knn("memory", vectors[3], 5, ["project:a"]))
+            raise RuntimeError("roll back")
+    read("rolled_back", 3)
+    seen["rolled_back_own"] = _ids(writer.knn("memory", vectors[3], 5, ["project:a"]))
+    writer.upsert("memory", 4, "project:a", vectors[3])
+    read("recommitted", 3)
+    seen["recommitted_own"] = _ids(writer.knn("memory", vectors[3], 5, ["project:a"]))
+    return seen
+
+
+VISIBLE = {
+    "committed": [2, 1],
+    "moved": [1],
+    "deleted": [],
+    "open": [],
+    "open_own": [3],
+    "rolled_back": [],
+    "rolled_back_own": [],
+    "recommitted": [4],
+    "recommitted_own": [4],
+}
+
+
+@committing
+def test_each_connection_sees_exactly_the_committed_rows_and_its_own():
+    assert visibility_checks() == VISIBLE
+
+
+@pytest.mark.django_db  # only for the module's vec-table cleanup; the test runs on PostgreSQL
+def test_each_connection_sees_exactly_the_committed_rows_and_its_own_on_postgres(tmp_path):
+    import json
+
+    from tests.cli.runner import cli_env, run_python
+    from tests.pg_support import fresh_postgres_database
+
+    code = (
+        "import json; from django.core.management import call_command; "
+        "from django.db import connection; "
+        "from tests.memory.test_vector_backends import visibility_checks; "
+        "call_command('migrate', verbosity=0); "
+        "print(json.dumps([connection.vendor, visibility_checks()]))"
+    )
+    with fresh_postgres_database() as url:
+        env = cli_env(tmp_path, DATABASE_URL=url, SLOWAVE_VECTOR_BACKEND="numpy")
+        vendor, seen = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
+    assert vendor == "postgresql"
+    assert seen == VISIBLE
