@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +16,7 @@ from memory.models import Event, Memory, Support
 from memory.schemas import RememberIn, RememberItem, parse_timestamp
 from memory.services.sessions import (
     event_append,
+    event_next_seq,
     session_check,
     session_reap_if_idle,
     session_touch,
@@ -29,6 +31,35 @@ CORROBORATION_K = 5
 CORROBORATION_SCAN = 32
 
 
+@dataclass
+class _Batch:
+    """What one call's items share: read once per call, not once per item."""
+
+    session: Any
+    next_seq: int
+    active: dict[str, int]  # normalized hash → pk of an active memory in the scope
+    forgotten: set[str]  # hashes of forgotten memories in the scope
+    created: list[tuple[Memory, Any, Event]] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, session, items: list[RememberItem]) -> _Batch:
+        digests = {normalized_hash(item.content) for item in items}
+        in_scope = Memory.objects.filter(scope=session.scope, normalized_hash__in=digests)
+        active: dict[str, int] = {}
+        for digest, pk in (
+            in_scope.filter(status=Memory.Status.ACTIVE)
+            .order_by("pk")
+            .values_list("normalized_hash", "pk")
+        ):
+            active.setdefault(digest, pk)
+        forgotten = set(
+            in_scope.filter(status=Memory.Status.FORGOTTEN).values_list(
+                "normalized_hash", flat=True
+            )
+        )
+        return cls(session, event_next_seq(session), active, forgotten)
+
+
 def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
     session_reap_if_idle(session_id=data.session_id, now=now)
     items = data.items()
@@ -36,8 +67,7 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
     with transaction.atomic():
         session = session_check(session_id=data.session_id, scope=data.scope)
         results: list[dict[str, Any]] = []
-        batch_hashes: dict[str, int] = {}
-        created: list[tuple[Memory, Any, Event]] = []
+        batch = _Batch.read(session, items)
         for index, item in enumerate(items):
             vector = vectors[index] if vectors is not None else None
             try:
@@ -46,14 +76,7 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
                         {
                             "index": index,
                             "ok": True,
-                            "data": _store(
-                                session=session,
-                                item=item,
-                                vector=vector,
-                                now=now,
-                                batch_hashes=batch_hashes,
-                                created=created,
-                            ),
+                            "data": _store(batch=batch, item=item, vector=vector, now=now),
                         }
                     )
             except SlowaveError:
@@ -71,7 +94,7 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
                         },
                     }
                 )
-        _corroborate(created, session=session, now=now)
+        _corroborate(batch.created, session=session, now=now)
         session_touch(session=session, now=now)
     if data.memories is None:
         only = results[0]
@@ -81,15 +104,9 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
     return {"results": results}
 
 
-def _store(
-    *,
-    session,
-    item: RememberItem,
-    vector,
-    now: datetime,
-    batch_hashes: dict[str, int],
-    created: list[tuple[Memory, Any, Event]],
-) -> dict[str, Any]:
+def _store(*, batch: _Batch, item: RememberItem, vector, now: datetime) -> dict[str, Any]:
+    """One item, inside its own savepoint; `batch` changes only once the item is stored."""
+    session = batch.session
     occurred_at = parse_timestamp(item.occurred_at, "occurred_at") if item.occurred_at else None
     event = event_append(
         session=session,
@@ -98,16 +115,10 @@ def _store(
         now=now,
         occurred_at=occurred_at,
         metadata={"type": item.type},
+        seq=batch.next_seq,
     )
     digest = normalized_hash(item.content)
-    match_pk = (
-        batch_hashes.get(digest)
-        or Memory.objects.filter(
-            scope=session.scope, normalized_hash=digest, status=Memory.Status.ACTIVE
-        )
-        .values_list("pk", flat=True)
-        .first()
-    )
+    match_pk = batch.active.get(digest)
     if match_pk is not None:
         Support.objects.create(
             memory_id=match_pk,
@@ -128,11 +139,13 @@ def _store(
             digest=digest,
             occurred_at=occurred_at,
             now=now,
+            forgotten_before=digest in batch.forgotten,
         )
-        batch_hashes[digest] = memory.pk
+        batch.active[digest] = memory.pk
         if vector is not None:
-            created.append((memory, vector, event))
+            batch.created.append((memory, vector, event))
         disposition = "created"
+    batch.next_seq += 1
     return {
         "stored": True,
         "memory_id": memory_ref(memory.pk),
@@ -144,13 +157,17 @@ def _store(
 
 
 def _create(
-    *, session, item: RememberItem, vector, event: Event, digest: str, occurred_at, now
+    *,
+    session,
+    item: RememberItem,
+    vector,
+    event: Event,
+    digest: str,
+    occurred_at,
+    now,
+    forgotten_before: bool,
 ) -> Memory:
-    flags = {}
-    if Memory.objects.filter(
-        scope=session.scope, normalized_hash=digest, status=Memory.Status.FORGOTTEN
-    ).exists():
-        flags["reremembered_forgotten"] = True
+    flags = {"reremembered_forgotten": True} if forgotten_before else {}
     memory = Memory.objects.create(
         type=item.type,
         content=item.content,

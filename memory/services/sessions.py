@@ -96,11 +96,12 @@ def event_append(
     now: datetime,
     occurred_at: datetime | None = None,
     metadata: dict[str, Any] | None = None,
+    seq: int | None = None,
 ) -> Event:
-    last = Event.objects.filter(session=session).aggregate(m=Max("seq"))["m"] or 0
+    """Append an event; `seq` when the caller already knows the next one (batch writers)."""
     return Event.objects.create(
         session=session,
-        seq=last + 1,
+        seq=seq if seq is not None else event_next_seq(session),
         kind=kind,
         role=role,
         content=content,
@@ -108,6 +109,10 @@ def event_append(
         recorded_at=now,
         occurred_at=occurred_at,
     )
+
+
+def event_next_seq(session: Session) -> int:
+    return (Event.objects.filter(session=session).aggregate(m=Max("seq"))["m"] or 0) + 1
 
 
 def session_touch(*, session: Session, now: datetime) -> None:
