@@ -80,6 +80,7 @@ def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> 
             content=data.task,
             now=now,
             metadata={"initial_goal": data.initial_goal},
+            seq=1,  # the session was created just above
         )
         cold = (
             not Memory.objects.filter(scope=data.scope)
