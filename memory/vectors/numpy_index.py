@@ -210,13 +210,7 @@ class NumpyIndex:
             for found, (keys, scores) in zip(parts, _scan(snapshot, queries, k, skip), strict=True):
                 found.append((keys, scores, np.full(len(keys), number)))
         if pending:
-            names += sorted({row[3] for row in pending} - set(names))
-            keys = np.array([row[2] for row in pending], dtype=np.int64)
-            where = np.array([names.index(row[3]) for row in pending])
-            side = queries @ np.stack([row[4] for row in pending]).T
-            for found, scores in zip(parts, side, strict=True):
-                best = _top(keys, scores, k)
-                found.append((keys[best], scores[best], where[best]))
+            _score_on_the_side(pending, queries, k, names, parts)
         return [_merge(found, k) for found in parts], names
 
     # Keeping in step with the database --------------------------------------------------
@@ -266,6 +260,20 @@ class NumpyIndex:
             for i, unit in zip(live, units, strict=True):
                 out[i] = (*out[i][:4], unit)
         return out
+
+
+def _score_on_the_side(
+    pending: list[Row], queries: np.ndarray, k: int, names: list[str], parts: list[list[Part]]
+) -> None:
+    """Add the best k of the open transaction's rows to each query's parts, numbering scopes
+    not seen yet after the cached ones."""
+    names += sorted({row[3] for row in pending} - set(names))
+    keys = np.array([row[2] for row in pending], dtype=np.int64)
+    where = np.array([names.index(row[3]) for row in pending])
+    side = queries @ np.stack([row[4] for row in pending]).T
+    for found, scores in zip(parts, side, strict=True):
+        best = _top(keys, scores, k)
+        found.append((keys[best], scores[best], where[best]))
 
 
 def _merge(found: list[Part], k: int) -> Part:
