@@ -47,10 +47,21 @@ def _check(sample: Sample, results: list[QuestionResult]) -> list[QuestionResult
     return results
 
 
+def _select(samples: list[Sample], wanted: Sequence[str], path: str) -> list[Sample]:
+    if not wanted:
+        return samples
+    held = [s.sample_id for s in samples]
+    missing = [w for w in dict.fromkeys(wanted) if w not in held]
+    if missing:
+        raise ValueError(f"{path} has no sample {missing[0]!r}; it holds {', '.join(held)}")
+    return [s for s in samples if s.sample_id in set(wanted)]
+
+
 def run_locomo(
     path: str,
     *,
     baselines: Sequence[str] = (),
+    samples: Sequence[str] = (),
     slowave_runner: SlowaveRunner | None = None,
     out: str | None = None,
     details: bool = False,
@@ -62,7 +73,9 @@ def run_locomo(
 
     ``encode`` feeds the dense/rrf baselines (default: the app's embedder when Django is set up,
     else the bundled MiniLM). ``config`` adds entries to the report's configuration, e.g. the
-    Slowave runner's ingest mode, vector backend, floors and consolidation flag.
+    Slowave runner's ingest mode, vector backend, floors and consolidation flag. ``samples``
+    keeps only the conversations with those ids (all when empty), e.g. to tune on some
+    conversations and confirm on the others.
     """
     baselines = list(dict.fromkeys(baselines))
     unknown = [b for b in baselines if b not in bl.BASELINES]
@@ -71,7 +84,8 @@ def run_locomo(
     if not baselines and slowave_runner is None:
         raise ValueError("nothing to run: give a Slowave runner and/or at least one baseline")
     say = log or (lambda message: None)
-    samples = load_locomo(path)
+    wanted = list(samples)
+    samples = _select(load_locomo(path), wanted, path)
     embedder_name = None
     if encode is None and {"dense", "rrf"} & set(baselines):
         encode, embedder_name = bl.default_encoder()
@@ -151,6 +165,13 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         help="plain-RAG baseline to run (repeatable)",
     )
+    parser.add_argument(
+        "--sample",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only the conversation with this sample_id (repeatable; default: all)",
+    )
     parser.add_argument("--out", help="write the JSON report here")
     parser.add_argument("--details", action="store_true", help="per-question rows in the JSON")
     return parser
@@ -178,6 +199,7 @@ def main(argv: Sequence[str] | None = None, slowave_runner: SlowaveRunner | None
         report = run_locomo(
             args.path,
             baselines=args.baseline,
+            samples=args.sample,
             slowave_runner=slowave_runner,
             out=args.out,
             details=args.details,

@@ -10,6 +10,7 @@ from memory.bench.locomo import main, run_locomo
 from memory.bench.locomo_data import Sample
 from memory.bench.report import print_report
 from memory.bench.results import QuestionResult, RankedItem
+from tests.bench.conftest import locomo_payload
 
 
 def oracle_runner(sample: Sample) -> list[QuestionResult]:
@@ -79,3 +80,19 @@ def test_it_runs_standalone_from_the_command_line(locomo_file: Path, tmp_path: P
     with pytest.raises(SystemExit) as usage:
         main([str(locomo_file)])
     assert usage.value.code == 2
+
+
+def test_it_runs_only_the_chosen_samples(tmp_path: Path):
+    two = locomo_payload() + [{**locomo_payload()[0], "sample_id": "conv-t2"}]
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(two), encoding="utf-8")
+    report = run_locomo(str(path), samples=["conv-t2"], slowave_runner=oracle_runner)
+    assert report["config"]["samples"] == ["conv-t2"]
+    assert report["methods"]["slowave"]["overall"]["n"] == 5
+    assert run_locomo(str(path), slowave_runner=oracle_runner)["config"]["samples"] == [
+        "conv-t1",
+        "conv-t2",
+    ]
+    with pytest.raises(ValueError, match="no sample 'conv-9'; it holds conv-t1, conv-t2"):
+        run_locomo(str(path), samples=["conv-9"], slowave_runner=oracle_runner)
+    assert main([str(path), "--baseline", "bm25", "--sample", "conv-t1"]) == 0

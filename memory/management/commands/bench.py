@@ -21,6 +21,13 @@ class Command(BaseCommand):
         locomo.add_argument(
             "--baseline", action="append", default=[], choices=["bm25", "dense", "rrf"]
         )
+        locomo.add_argument(
+            "--sample",
+            action="append",
+            default=[],
+            metavar="ID",
+            help="only the conversation with this sample_id (repeatable; default: all)",
+        )
         locomo.add_argument("--no-slowave", action="store_true", help="run only the baselines")
         locomo.add_argument(
             "--no-consolidate",
@@ -145,6 +152,7 @@ class Command(BaseCommand):
             report = run_locomo(
                 options["path"],
                 baselines=options["baseline"],
+                samples=options["sample"],
                 slowave_runner=None
                 if options["no_slowave"]
                 else make_runner(None if options["no_consolidate"] else _consolidate),
