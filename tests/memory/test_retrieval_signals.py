@@ -234,3 +234,35 @@ def test_it_prefers_a_turn_whose_session_matches_too(monkeypatch):
     assert _ranked(question)[0] == in_session[-1]
     monkeypatch.setattr(context, "SESSION_WEIGHT", 0.0)
     assert _ranked(question)[0] == alone[-1]
+
+
+def test_it_reads_a_turn_two_steps_from_a_match_as_context(monkeypatch):
+    # Two near-equal answers; the one told two turns after a strong match comes first.
+    _, near = _store(
+        [
+            {"content": c, "type": "fact"}
+            for c in (
+                "Tim: I signed up for the Boston marathon in April",
+                "John: Wow, good luck with that!",
+                "Tim: The race starts at 7 am",
+            )
+        ]
+    )
+    _, far = _store(
+        [
+            {"content": c, "type": "fact"}
+            for c in (
+                "Tim: I signed up for the Chicago marathon in October",
+                "John: That is brave of you!",
+                "John: Anyway, how is your garden doing?",
+                "Tim: The race starts at 8 am",
+            )
+        ]
+    )
+    question = "What time does Tim's marathon race start?"
+    ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now()).memories
+    by_pk = {it.obj.pk: it for it in ranking}
+    assert by_pk[near[-1]].context == pytest.approx(0.5 * by_pk[near[0]].topical)
+    assert ranking[0].obj.pk == near[-1]
+    monkeypatch.setattr(context, "FAR_SHARE", 0.0)
+    assert _ranked(question)[0] == far[-1]
