@@ -50,8 +50,8 @@ def ingest(sample: Sample, scope: str) -> dict[str, list[str]]:
     for session in sample.sessions:
         opened = session_activate(
             data=ActivateIn(
-                task=f"Record session {session.index} of the conversation between {sample.speaker_a} "
-                f"and {sample.speaker_b}",
+                task=f"Record session {session.index} of the conversation between "
+                f"{sample.speaker_a} and {sample.speaker_b}",
                 initial_goal="remember what was said",
                 scope=scope,
             ),

@@ -145,7 +145,8 @@ def test_it_reads_neighbouring_turns_as_context_in_recall():
                 "type": "fact",
             },
             {
-                "content": "Tim: Harry Potter and Game of Thrones, I could chat about them forever!",
+                "content": "Tim: Harry Potter and Game of Thrones, "
+                "I could chat about them forever!",
                 "type": "fact",
             },
             {
