@@ -33,6 +33,11 @@ def _store(items: list[dict]) -> tuple[str, list[int]]:
     return opened["session_id"], [int(r["data"]["memory_id"][4:]) for r in reply["results"]]
 
 
+def _facts(*lines: str) -> list[int]:
+    """One session remembering the lines as facts, in order; their memory pks."""
+    return _store([{"content": line, "type": "fact"} for line in lines])[1]
+
+
 def _ranked(cue: str, kind: str = "recall") -> list[int]:
     return [it.obj.pk for it in rank(scope=SCOPE, cue=cue, kind=kind, now=timezone.now()).memories]
 
@@ -209,27 +214,17 @@ def test_it_orders_by_what_was_said_not_by_who_is_named(monkeypatch):
 
 def test_it_prefers_a_turn_whose_session_matches_too(monkeypatch):
     # Two near-equal answers; the one told in a session that also matches elsewhere comes first.
-    _, in_session = _store(
-        [
-            {"content": c, "type": "fact"}
-            for c in (
-                "Tim: I'm training for the Boston marathon in April",
-                "John: How is the training going?",
-                "Tim: My marathon plan has long runs every Sunday",
-                "John: Nice, I bought a new bike last week",
-                "Tim: yesterday was a great day",
-            )
-        ]
+    in_session = _facts(
+        "Tim: I'm training for the Boston marathon in April",
+        "John: How is the training going?",
+        "Tim: My marathon plan has long runs every Sunday",
+        "John: Nice, I bought a new bike last week",
+        "Tim: yesterday was a great day",
     )
-    _, alone = _store(
-        [
-            {"content": c, "type": "fact"}
-            for c in (
-                "Tim: I went to the bookshop",
-                "John: Did you find the novel you wanted?",
-                "Tim: I had a great day yesterday",
-            )
-        ]
+    alone = _facts(
+        "Tim: I went to the bookshop",
+        "John: Did you find the novel you wanted?",
+        "Tim: I had a great day yesterday",
     )
     question = "Did Tim have a good day yesterday?"
     assert _ranked(question)[0] == in_session[-1]
@@ -239,26 +234,16 @@ def test_it_prefers_a_turn_whose_session_matches_too(monkeypatch):
 
 def test_it_reads_a_turn_two_steps_from_a_match_as_context(monkeypatch):
     # Two near-equal answers; the one told two turns after a strong match comes first.
-    _, near = _store(
-        [
-            {"content": c, "type": "fact"}
-            for c in (
-                "Tim: I signed up for the Boston marathon in April",
-                "John: Wow, good luck with that!",
-                "Tim: The race starts at 7 am",
-            )
-        ]
+    near = _facts(
+        "Tim: I signed up for the Boston marathon in April",
+        "John: Wow, good luck with that!",
+        "Tim: The race starts at 7 am",
     )
-    _, far = _store(
-        [
-            {"content": c, "type": "fact"}
-            for c in (
-                "Tim: I signed up for the Chicago marathon in October",
-                "John: That is brave of you!",
-                "John: Anyway, how is your garden doing?",
-                "Tim: The race starts at 8 am",
-            )
-        ]
+    far = _facts(
+        "Tim: I signed up for the Chicago marathon in October",
+        "John: That is brave of you!",
+        "John: Anyway, how is your garden doing?",
+        "Tim: The race starts at 8 am",
     )
     question = "What time does Tim's marathon race start?"
     ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now()).memories
