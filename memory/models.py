@@ -177,6 +177,9 @@ class Memory(models.Model):
     last_decayed_at = models.DateTimeField(null=True, blank=True)
     embedded_at = models.DateTimeField(null=True, blank=True)
     embedding = models.BinaryField(null=True, blank=True, editable=False)
+    # One float32 vector per sentence of a longer memory (memory.passages): NULL until
+    # embedded, empty for a memory of one sentence.
+    passages = models.BinaryField(null=True, blank=True, editable=False)
     provenance = models.JSONField(default=dict, blank=True)
     flags = models.JSONField(default=dict, blank=True)
 

@@ -1,5 +1,6 @@
 """Passes 1 and 2 (spec §8.3): form episodes of ended sessions still pending, and embed rows
-that were stored while the model was unavailable (`embedded_at` NULL).
+that were stored while the model was unavailable (`embedded_at` NULL), and give memories
+embedded before passages existed their passage vectors (`passages` NULL).
 
 Episode formation itself lives in memory.services.episodes; this module only finds the work.
 """
@@ -13,7 +14,7 @@ from django.db import transaction
 from django.db.models import Model, QuerySet
 
 from consolidation.services.common import scoped
-from memory import embeddings
+from memory import embeddings, passages
 from memory.models import Episode, Memory, Procedure, Session
 from memory.services.episodes import episodes_form
 from memory.vectors import get_index
@@ -57,15 +58,42 @@ def _embed_kind(kind: str, queryset: QuerySet, now: datetime) -> int | None:
         batch = list(queryset.filter(embedded_at__isnull=True).order_by("pk")[:BATCH])
         if not batch:
             return done
-        vectors = embeddings.encode([_text(row) for row in batch])
-        if vectors is None:
+        texts = [_text(row) for row in batch]
+        embedded = passages.encoder_for(kind)(texts)
+        if embedded is None:
             return None
         with transaction.atomic():
-            for row, vector in zip(batch, vectors, strict=True):
+            for row, item in zip(batch, embedded, strict=True):
                 type(row).objects.filter(pk=row.pk, embedded_at__isnull=True).update(
-                    embedding=embeddings.to_blob(vector), embedded_at=now
+                    **passages.columns(kind, item), embedded_at=now
                 )
-                get_index().upsert(kind, _vector_key(row), row.scope, vector)
+                get_index().upsert(kind, _vector_key(row), row.scope, item.vector)
+                passages.index(row.pk, row.scope, item.passages)
+        done += len(batch)
+
+
+def _embed_passages(queryset: QuerySet) -> int | None:
+    """Memories embedded before passages existed get theirs; None if the model is unavailable."""
+    done = 0
+    pending = queryset.filter(passages__isnull=True, embedded_at__isnull=False)
+    while True:
+        batch = list(
+            pending.order_by("pk").values_list("pk", "scope", "content", "embedding")[:BATCH]
+        )
+        if not batch:
+            return done
+        embedded = passages.encode_known(
+            [content for _, _, content, _ in batch],
+            [embeddings.from_blob(blob) for *_, blob in batch],
+        )
+        if embedded is None:
+            return None
+        with transaction.atomic():
+            for (pk, scope, _, _), item in zip(batch, embedded, strict=True):
+                Memory.objects.filter(pk=pk, passages__isnull=True).update(
+                    passages=passages.to_blob(item.passages)
+                )
+                passages.index(pk, scope, item.passages)
         done += len(batch)
 
 
@@ -84,4 +112,10 @@ def embeddings_backfill(
             counts["unavailable"] = 1
             break
         counts[key] = done
+    else:
+        done = _embed_passages(scoped(Memory.objects.all(), scope))
+        if done is None:
+            counts["unavailable"] = 1
+        elif done:
+            counts["passages"] = done
     return counts

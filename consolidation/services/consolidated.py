@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from consolidation.services.common import chunks, scoped
-from memory import embeddings, lexical
+from memory import embeddings, lexical, passages
 from memory.embeddings import from_blob
 from memory.models import Episode, Event, Memory, MemoryType, Prototype, Support
 from memory.text import normalized_hash
@@ -114,15 +114,22 @@ def _consolidate(prototype: Prototype, now: datetime) -> str | None:
     return "linked" if match is not None else "created"
 
 
-def _vector_for(medoid: Episode, text: str):
+def _vector_for(medoid: Episode, text: str) -> passages.Embedded | None:
     # The medoid's own embedding is the embedding of this very text when nothing was clipped.
     if text == medoid.content.strip() and medoid.embedding is not None:
-        return from_blob(medoid.embedding)
-    vectors = embeddings.encode([text])
-    return None if vectors is None else vectors[0]
+        embedded = passages.encode_known([text], [from_blob(medoid.embedding)])
+    else:
+        embedded = passages.encode([text])
+    return None if embedded is None else embedded[0]
 
 
-def _create(prototype: Prototype, medoid: Episode, text: str, vector, now: datetime) -> Memory:
+def _create(
+    prototype: Prototype,
+    medoid: Episode,
+    text: str,
+    vector: passages.Embedded | None,
+    now: datetime,
+) -> Memory:
     memory = Memory.objects.create(
         type=MemoryType.FACT,
         content=text,
@@ -136,13 +143,15 @@ def _create(prototype: Prototype, medoid: Episode, text: str, vector, now: datet
         source_event_id=medoid.first_event_id,
         occurred_at=medoid.occurred_at,
         created_at=now,
-        embedding=None if vector is None else embeddings.to_blob(vector),
+        embedding=None if vector is None else embeddings.to_blob(vector.vector),
+        passages=None if vector is None else passages.to_blob(vector.passages),
         embedded_at=None if vector is None else now,
         provenance={"prototype_id": prototype.public_id, "medoid_episode_id": medoid.public_id},
     )
     lexical.index("memory", memory.pk, memory.scope, memory.content)
     if vector is not None:
-        get_index().upsert("memory", memory.pk, memory.scope, vector)
+        get_index().upsert("memory", memory.pk, memory.scope, vector.vector)
+        passages.index(memory.pk, memory.scope, vector.passages)
     return memory
 
 

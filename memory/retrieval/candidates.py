@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from memory import lexical
+from memory import lexical, passages
 from memory.models import Episode, Memory
 from memory.text import tokens
 from memory.vectors import get_index
@@ -44,6 +44,7 @@ ROW_FIELDS = (
     "created_at",
     "provenance",
     "embedding",
+    "passages",
     "source_event__session_id",
     "source_event__seq",
 )
@@ -66,6 +67,7 @@ class MemoryRow:
     created_at: datetime
     provenance: dict[str, Any]
     embedding: bytes | None
+    passages: bytes | None
     # Where the memory was remembered: its session and the remember event's seq (context).
     session_id: str | None = None
     seq: int | None = None
@@ -133,13 +135,27 @@ def scope_factor(memory: Memory | MemoryRow, scope: str) -> float:
 def pool_for(
     kind: str, text: str, vector: np.ndarray | None, scopes: list[str], limit: int = POOL
 ) -> Pool:
-    dense_hits = get_index().knn(kind, vector, limit, scopes) if vector is not None else []
+    dense_hits = _dense(kind, vector, limit, scopes) if vector is not None else []
     lexical_hits = lexical.search(kind, text, scopes, limit)
     return Pool(
         dense={row_id: rank for rank, (row_id, _) in enumerate(dense_hits, start=1)},
         lexical={row_id: rank for rank, (row_id, _) in enumerate(lexical_hits, start=1)},
         capped=len(dense_hits) >= limit or len(lexical_hits) >= limit,
     )
+
+
+def _dense(kind: str, vector: np.ndarray, limit: int, scopes: list[str]) -> list[tuple[int, float]]:
+    """Nearest rows of a kind; a memory is as near as its nearest passage or its whole text."""
+    index = get_index()
+    hits = index.knn(kind, vector, limit, scopes)
+    if kind != "memory":
+        return hits
+    best = dict(hits)
+    for key, cos in index.knn("passage", vector, limit, scopes):
+        memory_pk = passages.owner(key)
+        if cos > best.get(memory_pk, -2.0):
+            best[memory_pk] = cos
+    return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[:limit]
 
 
 def whole_cue_pool(text: str) -> int:

@@ -10,7 +10,7 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Max
 
-from memory import embeddings, lexical
+from memory import embeddings, lexical, passages
 from memory.models import Memory, Procedure
 from memory.retrieval import context, scoring, speakers
 from memory.retrieval.candidates import (
@@ -43,6 +43,7 @@ MEMORY_RECENCY_HALF_LIFE_DAYS = 7
 class Scored:
     obj: Any
     vector: np.ndarray | None
+    passages: np.ndarray | None = None  # a memory's sentence vectors (memory.passages)
     facet: int = -1
     score: float = float("-inf")
     topical: float = 0.0
@@ -122,13 +123,13 @@ def _encode(
 def topical_against(cue: _Cue, memory: Memory) -> float:
     """Best-facet topical relevance of a memory that no channel returned (associations)."""
     vector = embeddings.from_blob(memory.embedding)
+    cosines = (
+        passages.best_cosines(cue.vectors, vector, passages.from_blob(memory.passages)).tolist()
+        if cue.vectors is not None and vector is not None
+        else [0.0] * len(cue.facets)
+    )
     best = 0.0
-    for i in range(len(cue.facets)):
-        cos = (
-            float(cue.vectors[i] @ vector)
-            if cue.vectors is not None and vector is not None
-            else 0.0
-        )
+    for i, cos in enumerate(cosines):
         best = max(
             best, scoring.topical(cos, scoring.coverage(cue.terms[i], stems(memory.content)))
         )
@@ -165,8 +166,8 @@ def _score_item(
 ) -> None:
     temporal = temporal_bonus(cue.window, moment) if cue.window else recency
     if cue.vectors is not None and item.vector is not None:
-        cosines = (cue.vectors @ item.vector).tolist()
-        ordering = (cue.rank_vectors @ item.vector).tolist()
+        cosines = passages.best_cosines(cue.vectors, item.vector, item.passages).tolist()
+        ordering = passages.best_cosines(cue.rank_vectors, item.vector, item.passages).tolist()
     else:
         cosines = ordering = [0.0] * len(cue.facets)
     best = None
@@ -216,7 +217,11 @@ def _recency(weight: float, moment: datetime, now: datetime, half_life_days: flo
 
 
 def _score_memory(cue: _Cue, pools: list[Pool], memory, scope: str, now: datetime) -> Scored:
-    item = Scored(obj=memory, vector=embeddings.from_blob(memory.embedding))
+    item = Scored(
+        obj=memory,
+        vector=embeddings.from_blob(memory.embedding),
+        passages=passages.from_blob(memory.passages),
+    )
     moment = memory.occurred_at or memory.created_at
     _score_item(
         item,

@@ -43,7 +43,7 @@ from memory.models import (
 from memory.schemas import RuleViolation, check_scope
 
 FORMAT, VERSION = "slowave-export", 1
-DERIVED = {"embedding", "embedded_at"}
+DERIVED = {"embedding", "embedded_at", "passages"}
 # Nested rows: (parent record, key, model, foreign key to the parent).
 CHILDREN = {
     "session": ("events", Event, "session_id"),

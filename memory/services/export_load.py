@@ -18,7 +18,7 @@ from typing import Any
 from django.core.management.color import no_style
 from django.db import IntegrityError, connection, models, transaction
 
-from memory import embeddings, lexical
+from memory import embeddings, lexical, passages
 from memory.errors import InvalidInput
 from memory.models import Cursor, Episode, Event, Exposure, Memory, Procedure, Prototype, Support
 from memory.services.export import CHILDREN, DERIVED, FORMAT, RECORD_MODELS, VERSION
@@ -144,14 +144,13 @@ def _reindex(rows: dict[type[models.Model], list[models.Model]], now: datetime) 
             batch = items[start : start + embeddings.BATCH_SIZE]
             for _, key, scope, text in batch:
                 lexical.index(kind, key, scope, text)
-            vectors = embeddings.encode([text for *_, text in batch])
-            if vectors is None:
+            embedded = passages.encoder_for(kind)([text for *_, text in batch])
+            if embedded is None:
                 continue  # lexical-only: the backfill pass embeds them later
-            for (pk, key, scope, _), vector in zip(batch, vectors, strict=True):
-                model.objects.filter(pk=pk).update(
-                    embedding=embeddings.to_blob(vector), embedded_at=now
-                )
-                index.upsert(kind, key, scope, vector)
+            for (pk, key, scope, _), item in zip(batch, embedded, strict=True):
+                model.objects.filter(pk=pk).update(**passages.columns(kind, item), embedded_at=now)
+                index.upsert(kind, key, scope, item.vector)
+                passages.index(pk, scope, item.passages)
     for proto in rows[Prototype]:
         index.upsert("prototype", proto.pk, proto.scope, embeddings.from_blob(proto.centroid))
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
-from memory import embeddings, lexical
+from memory import embeddings, lexical, passages
 from memory.errors import SlowaveError, as_slowave_error
 from memory.ids import memory_ref
 from memory.models import Event, Memory, Support
@@ -63,20 +63,20 @@ class _Batch:
 def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
     session_reap_if_idle(session_id=data.session_id, now=now)
     items = data.items()
-    vectors = embeddings.encode([item.content for item in items])
+    vectors = passages.encode([item.content for item in items])
     with transaction.atomic():
         session = session_check(session_id=data.session_id, scope=data.scope)
         results: list[dict[str, Any]] = []
         batch = _Batch.read(session, items)
         for index, item in enumerate(items):
-            vector = vectors[index] if vectors is not None else None
+            embedded = vectors[index] if vectors is not None else None
             try:
                 with transaction.atomic():
                     results.append(
                         {
                             "index": index,
                             "ok": True,
-                            "data": _store(batch=batch, item=item, vector=vector, now=now),
+                            "data": _store(batch=batch, item=item, embedded=embedded, now=now),
                         }
                     )
             except SlowaveError:
@@ -104,7 +104,9 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
     return {"results": results}
 
 
-def _store(*, batch: _Batch, item: RememberItem, vector, now: datetime) -> dict[str, Any]:
+def _store(
+    *, batch: _Batch, item: RememberItem, embedded: passages.Embedded | None, now: datetime
+) -> dict[str, Any]:
     """One item, inside its own savepoint; `batch` changes only once the item is stored."""
     session = batch.session
     occurred_at = parse_timestamp(item.occurred_at, "occurred_at") if item.occurred_at else None
@@ -134,7 +136,7 @@ def _store(*, batch: _Batch, item: RememberItem, vector, now: datetime) -> dict[
         memory = _create(
             session=session,
             item=item,
-            vector=vector,
+            embedded=embedded,
             event=event,
             digest=digest,
             occurred_at=occurred_at,
@@ -142,8 +144,8 @@ def _store(*, batch: _Batch, item: RememberItem, vector, now: datetime) -> dict[
             forgotten_before=digest in batch.forgotten,
         )
         batch.active[digest] = memory.pk
-        if vector is not None:
-            batch.created.append((memory, vector, event))
+        if embedded is not None:
+            batch.created.append((memory, embedded.vector, event))
         disposition = "created"
     batch.next_seq += 1
     return {
@@ -160,7 +162,7 @@ def _create(
     *,
     session,
     item: RememberItem,
-    vector,
+    embedded: passages.Embedded | None,
     event: Event,
     digest: str,
     occurred_at,
@@ -179,8 +181,9 @@ def _create(
         source_event=event,
         occurred_at=occurred_at,
         created_at=now,
-        embedding=embeddings.to_blob(vector) if vector is not None else None,
-        embedded_at=now if vector is not None else None,
+        embedding=embeddings.to_blob(embedded.vector) if embedded is not None else None,
+        passages=passages.to_blob(embedded.passages) if embedded is not None else None,
+        embedded_at=now if embedded is not None else None,
         flags=flags,
         provenance={
             "integration": session.client_name,
@@ -196,8 +199,9 @@ def _create(
         created_at=now,
     )
     lexical.index("memory", memory.pk, memory.scope, memory.content)
-    if vector is not None:
-        get_index().upsert("memory", memory.pk, memory.scope, vector)
+    if embedded is not None:
+        get_index().upsert("memory", memory.pk, memory.scope, embedded.vector)
+        passages.index(memory.pk, memory.scope, embedded.passages)
     return memory
 
 

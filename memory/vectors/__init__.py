@@ -1,7 +1,8 @@
 """Exact nearest-neighbour search behind a small interface (spec §4).
 
-Kinds: memory, episode, procedure, prototype. Rows are keyed by the owning row's integer
-key (procedures by a stable integer derived in the service). Callers filter status.
+Kinds: memory, episode, procedure, prototype, and passage (a sentence of a memory, keyed by
+memory.passages.key). Rows are keyed by the owning row's integer key (procedures by a stable
+integer derived in the service). Callers filter status.
 Backends: `sqlite-vec` (the SQLite default) and `numpy` (an in-memory float32 matrix kept in
 sync from the database; the PostgreSQL default). Both are exact and give the same answers.
 """
@@ -15,7 +16,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
-KINDS = ("memory", "episode", "procedure", "prototype")
+KINDS = ("memory", "episode", "procedure", "prototype", "passage")
 
 
 class VectorIndex(Protocol):

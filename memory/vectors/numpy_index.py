@@ -23,6 +23,7 @@ import numpy as np
 from django.db import connection, transaction
 from django.db.models import F
 
+from memory import passages
 from memory.embeddings import from_blob, to_blob
 from memory.models import Episode, Memory, Procedure, Prototype, VectorRow, VectorStamp
 from memory.vectors import KINDS, check_kind
@@ -309,15 +310,7 @@ def _seed_from_models() -> None:
     ran on sqlite-vec before): copy the embeddings the rows already hold."""
     empty = [kind for kind in KINDS if not VectorRow.objects.filter(kind=kind).exists()]
     for kind in empty:
-        if kind == "prototype":
-            source = Prototype.objects.values_list("pk", "scope", "centroid")
-        elif kind == "procedure":
-            source = Procedure.objects.exclude(embedding=None).values_list(
-                "index_key", "scope", "embedding"
-            )
-        else:
-            model = Memory if kind == "memory" else Episode
-            source = model.objects.exclude(embedding=None).values_list("pk", "scope", "embedding")
+        source = _seed_source(kind)
         if not source.exists():
             continue
         with transaction.atomic():
@@ -328,8 +321,35 @@ def _seed_from_models() -> None:
                 _mark_dirty()
             VectorRow.objects.bulk_create(
                 (
-                    VectorRow(kind=kind, row_id=key, scope=scope, embedding=bytes(blob))
-                    for key, scope, blob in source.iterator()
+                    VectorRow(kind=kind, row_id=key, scope=scope, embedding=blob)
+                    for key, scope, blob in _seed_rows(kind, source)
                 ),
                 batch_size=1000,
             )
+
+
+def _seed_source(kind: str):
+    if kind == "prototype":
+        return Prototype.objects.values_list("pk", "scope", "centroid")
+    if kind == "procedure":
+        return Procedure.objects.exclude(embedding=None).values_list(
+            "index_key", "scope", "embedding"
+        )
+    if kind == "passage":
+        return (
+            Memory.objects.exclude(passages=None)
+            .exclude(passages=b"")
+            .values_list("pk", "scope", "passages")
+        )
+    model = Memory if kind == "memory" else Episode
+    return model.objects.exclude(embedding=None).values_list("pk", "scope", "embedding")
+
+
+def _seed_rows(kind: str, source):
+    """(key, scope, vector bytes) per vector; a memory's passages are one blob of several."""
+    for key, scope, blob in source.iterator():
+        if kind != "passage":
+            yield key, scope, bytes(blob)
+            continue
+        for ordinal, vector in enumerate(passages.from_blob(blob)):
+            yield passages.key(key, ordinal), scope, vector.tobytes()

@@ -1,0 +1,139 @@
+"""Passages: the sentences of a longer memory, embedded one by one beside the whole text.
+
+One vector for a memory of several sentences blurs them: a question about one sentence meets a
+mean of all of them. Each passage of such a memory gets its own vector in the `passage` index
+kind, keyed by `memory_pk * KEY_SPAN + ordinal`, and ranking reads a memory's cosine as the best
+of its whole-text and passage cosines. A memory of one sentence has no passages.
+
+A short leading label (`Caroline: `, `Decision: `) belongs to every sentence after it, so each
+passage carries it; a bracketed note (`[image: …]`) is a passage of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from memory import embeddings
+from memory.vectors import get_index
+
+KEY_SPAN = 64
+MAX_PASSAGES = 32
+# A sentence of fewer words joins its neighbour: alone it matches too much ("Thanks!").
+MIN_WORDS = 4
+LABEL_RE = re.compile(r"^([A-Za-z][\w'.-]*(?: [\w'.-]+){0,2}):\s+")
+BOUNDARY_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\s*\n+\s*|\s+(?=\[)")
+
+
+NONE = np.zeros((0, embeddings.DIMENSIONS), dtype=np.float32)
+
+
+@dataclass(frozen=True, slots=True)
+class Embedded:
+    """A memory's whole-text vector and its passage vectors (0 rows for one sentence)."""
+
+    vector: np.ndarray
+    passages: np.ndarray
+
+
+def split(content: str) -> list[str]:
+    """The passages of a memory, label included; [] when the content is one passage."""
+    match = LABEL_RE.match(content)
+    label, body = (match.group(0), content[match.end() :]) if match else ("", content)
+    pieces: list[str] = []
+    for piece in BOUNDARY_RE.split(body):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if pieces and (_short(piece) or _short(pieces[-1])) and not piece.startswith("["):
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
+    if len(pieces) < 2:
+        return []
+    if len(pieces) > MAX_PASSAGES:
+        pieces[MAX_PASSAGES - 1 :] = [" ".join(pieces[MAX_PASSAGES - 1 :])]
+    return [f"{label}{piece}" for piece in pieces]
+
+
+def _short(text: str) -> bool:
+    return len(text.split()) < MIN_WORDS
+
+
+def encode(contents: list[str]) -> list[Embedded] | None:
+    """Whole-text and passage vectors for every content in one encoder call; None when the
+    model is unavailable (the rows stay lexical-only until the backfill pass)."""
+    return _encode(contents, None)
+
+
+def encode_whole(texts: list[str]) -> list[Embedded] | None:
+    """Whole-text vectors only, for the kinds without passages (episodes, procedures)."""
+    vectors = embeddings.encode(texts)
+    return None if vectors is None else [Embedded(vector, NONE) for vector in vectors]
+
+
+def encoder_for(kind: str):
+    return encode if kind == "memory" else encode_whole
+
+
+def columns(kind: str, item: Embedded) -> dict[str, bytes]:
+    """The model columns that store an embedded row of a vector kind."""
+    out = {"embedding": embeddings.to_blob(item.vector)}
+    if kind == "memory":
+        out["passages"] = to_blob(item.passages)
+    return out
+
+
+def encode_known(contents: list[str], vectors: list[np.ndarray]) -> list[Embedded] | None:
+    """The passages of contents whose whole-text vectors are already known."""
+    return _encode(contents, vectors)
+
+
+def _encode(contents: list[str], known: list[np.ndarray] | None) -> list[Embedded] | None:
+    groups = [split(content) for content in contents]
+    flat = [p for group in groups for p in group]
+    vectors = embeddings.encode(flat if known is not None else [*contents, *flat])
+    if vectors is None:
+        return None
+    wholes = known if known is not None else vectors[: len(contents)]
+    start = 0 if known is not None else len(contents)
+    out: list[Embedded] = []
+    for whole, group in zip(wholes, groups, strict=True):
+        out.append(Embedded(whole, vectors[start : start + len(group)]))
+        start += len(group)
+    return out
+
+
+def to_blob(passages: np.ndarray) -> bytes:
+    return np.ascontiguousarray(passages, dtype=np.float32).tobytes()
+
+
+def from_blob(blob: bytes | memoryview | None) -> np.ndarray | None:
+    """The passage matrix of a memory; None when it has none (or they are not computed yet)."""
+    if not blob:
+        return None
+    return np.frombuffer(bytes(blob), dtype=np.float32).reshape(-1, embeddings.DIMENSIONS)
+
+
+def key(memory_pk: int, ordinal: int) -> int:
+    return memory_pk * KEY_SPAN + ordinal
+
+
+def owner(passage_key: int) -> int:
+    return passage_key // KEY_SPAN
+
+
+def index(memory_pk: int, scope: str, passages: np.ndarray) -> None:
+    vectors = get_index()
+    for ordinal, vector in enumerate(passages):
+        vectors.upsert("passage", key(memory_pk, ordinal), scope, vector)
+
+
+def best_cosines(cue: np.ndarray, vector: np.ndarray, passages: np.ndarray | None) -> np.ndarray:
+    """Per cue row, the best cosine over the whole text and its passages."""
+    whole = cue @ vector
+    if passages is None:
+        return whole
+    return np.maximum(whole, (cue @ passages.T).max(axis=1))
