@@ -1,9 +1,10 @@
-"""The one pool of SLOWAVE_HTTP_WORKERS threads that runs agent calls arriving over HTTP.
+"""The one pool of SLOWAVE_HTTP_WORKERS threads that runs the calls arriving over HTTP.
 
-MCP tool calls at `/mcp` (and their token checks) and the REST agent verbs under `/api/` run
-here, so a burst of requests queues for a free thread instead of each getting its own thread
-and its own database connection. Django alone would give every request to a sync view a
-fresh thread (asgiref's per-request ThreadSensitiveContext), with no upper bound.
+MCP tool calls at `/mcp` and the REST routes of memory.api (agent verbs, reads, staff
+controls, and their token checks) run here; `/api/health` and the API docs, which read no
+data, do not. A burst of requests therefore queues for a free thread instead of each getting
+its own thread and its own database connection. Django alone would give every request to a
+sync view a fresh thread (asgiref's per-request ThreadSensitiveContext), with no upper bound.
 
 The ASGI lifespan owns the pool (`http_workers()`, entered by mcp_bridge.http): outside a
 server (the test client, `runserver` without lifespan) `run_in_http_worker` falls back to

@@ -2,11 +2,14 @@
 
 Adapters only: each route authenticates (ninja `auth`), validates the raw body with the same
 pydantic models as the MCP tools, calls a service or selector and returns the MCP envelope.
-Errors are raised and mapped to HTTP statuses in slowave_site/api.py, which mounts `router`.
+Routes are async only to do that work, token check included, in the HTTP worker pool
+(slowave_site.http_workers). Errors are raised and mapped to HTTP statuses in
+slowave_site/api.py, which mounts `router`.
 
 Here: `router`, assembled from verbs.py, reads.py and staff.py in that order (the order of
 the paths in the OpenAPI document). Request bodies live in bodies.py, reply envelopes in
-replies.py, the ninja auth classes in auth.py. Each route spells out its operation id
+replies.py, the ninja auth classes in auth.py, the read routes' queries and data in
+read_data.py. Each route spells out its operation id
 (`memory_api_<view>`, what ids were when the routes shared one module): client generators
 name methods after them, so they must not follow the module layout.
 """

@@ -1,7 +1,9 @@
 """ninja auth for the REST routes: bearer token or tokenless loopback, and a staff-only variant.
 
 The decisions (which token, loopback or not, staff or not) live in memory.services.tokens;
-this only hands them the request's header and address.
+this only hands them the request's header and address. The token lookup reads (and stamps)
+the ApiToken row, so it runs in the HTTP worker pool like the routes it guards: a sync auth
+on an async route would get a thread of its own per request (ninja's `sync_to_async`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ class CallerAuth(HttpBearer):
 
     staff = False
 
-    def __call__(self, request: HttpRequest) -> Caller:
+    async def __call__(self, request: HttpRequest) -> Caller:  # type: ignore[override]
+        return await run_in_http_worker(self._caller, request)
+
+    def _caller(self, request: HttpRequest) -> Caller:
         caller = caller_authenticate(
             token=bearer_of(request.headers.get("Authorization")),
             remote_addr=request.META.get("REMOTE_ADDR"),
@@ -43,14 +48,8 @@ class StaffAuth(CallerAuth):
 
 
 class AgentAuth(CallerAuth):
-    """CallerAuth for the async agent verbs: the token lookup runs in the HTTP worker pool.
-
-    Its class name is the verbs' security scheme in the OpenAPI document (ninja names schemes
-    after auth classes), hence a name for what it guards rather than how it runs.
-    """
-
-    async def __call__(self, request: HttpRequest) -> Caller:  # type: ignore[override]
-        return await run_in_http_worker(super().__call__, request)
+    """CallerAuth under the name of the agent verbs' security scheme in the OpenAPI document
+    (ninja names schemes after auth classes), so the verbs keep the scheme they documented."""
 
 
 def caller_of(request: HttpRequest) -> Caller:

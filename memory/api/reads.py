@@ -1,178 +1,73 @@
 """Read-only inspection over REST: lists, single rows with their evidence, stats, health.
 
-Queries live in memory.selectors; a route here parses its query, calls one or two selectors
-and shapes rows into the envelope. Reads never create a Retrieval or Exposure: inspecting
-memory is not an agent being shown it.
+Routes only: each hands its parsed query to a function of memory/api/read_data.py (the
+selectors it calls, the rows it shapes) and runs it in the HTTP worker pool the agent verbs
+use (slowave_site.http_workers), so a burst of reads queues for a free thread instead of
+getting a thread and a database connection each. Reads never create a Retrieval or Exposure:
+inspecting memory is not an agent being shown it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Query, Router, Schema
-from pydantic import Field
+from ninja import Query, Router
 
+from memory.api import read_data
+from memory.api.read_data import MemoryFilters, ScopeFilters
 from memory.api.replies import READ, OkOut, ok
-from memory.errors import NotFound
-from memory.ids import memory_ref
-from memory.models import Memory
-from memory.selectors import (
-    Listing,
-    evidence_as_data,
-    memory_evidence,
-    memory_get,
-    memory_list,
-    procedure_get,
-    procedure_list,
-    record_of,
-    retrieval_detail,
-    retrieval_get,
-    scope_stats,
-    session_detail,
-    session_get,
-    session_list,
-)
-
-PAGE_MAX = 200
-OFFSET_MAX = 1_000_000_000  # far past any store; beyond 2**63 SQLite cannot even bind it
+from slowave_site.http_workers import run_in_http_worker
 
 router = Router()
 
 
-class Page(Schema):
-    limit: int = Field(50, ge=1, le=PAGE_MAX)
-    offset: int = Field(0, ge=0, le=OFFSET_MAX)
-
-
-class MemoryFilters(Page):
-    scope: str | None = None
-    status: str | None = None
-    type: str | None = None
-    q: str | None = Field(None, description="substring of the content (case-insensitive)")
-
-
-class ScopeFilters(Page):
-    scope: str | None = None
-    status: str | None = None
-
-
-def _paged(listing: Listing[Any], page: Page, key: str, row: Any) -> dict[str, Any]:
-    items = [row(obj) for obj in listing.rows]
-    return ok({key: items, "total": listing.total, "limit": page.limit, "offset": page.offset})
-
-
-def _memory_row(memory: Memory) -> dict[str, Any]:
-    record = record_of(memory)
-    record["id"] = memory_ref(memory.pk)
-    for fk in ("superseded_by_id", "duplicate_of_id"):
-        record[fk] = memory_ref(record[fk]) if record[fk] else None
-    return record
+async def _call(answer: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+    return ok(await run_in_http_worker(answer, **kwargs))
 
 
 @router.get("/memories", response=READ, operation_id="memory_api_memories")
-def memories(request: HttpRequest, filters: Query[MemoryFilters]) -> dict[str, Any]:
-    listing = memory_list(
-        scope=filters.scope,
-        status=filters.status,
-        memory_type=filters.type,
-        q=filters.q,
-        limit=filters.limit,
-        offset=filters.offset,
-    )
-    return _paged(listing, filters, "memories", _memory_row)
+async def memories(request: HttpRequest, filters: Query[MemoryFilters]) -> dict[str, Any]:
+    return await _call(read_data.memories_page, filters=filters)
 
 
 @router.get("/memories/{memory_id}", response=READ, operation_id="memory_api_memory")
-def memory(request: HttpRequest, memory_id: str) -> dict[str, Any]:
-    found = memory_get(memory_id=memory_id)
-    if found is None:
-        raise NotFound(f"no memory {memory_id}; GET /api/memories?q=… finds ids")
-    return ok(evidence_as_data(memory_evidence(memory=found)))
+async def memory(request: HttpRequest, memory_id: str) -> dict[str, Any]:
+    return await _call(read_data.memory_data, memory_id=memory_id)
 
 
 @router.get("/sessions", response=READ, operation_id="memory_api_sessions")
-def sessions(request: HttpRequest, filters: Query[ScopeFilters]) -> dict[str, Any]:
-    listing = session_list(
-        scope=filters.scope, status=filters.status, limit=filters.limit, offset=filters.offset
-    )
-    return _paged(listing, filters, "sessions", record_of)
+async def sessions(request: HttpRequest, filters: Query[ScopeFilters]) -> dict[str, Any]:
+    return await _call(read_data.sessions_page, filters=filters)
 
 
 @router.get("/sessions/{session_id}", response=READ, operation_id="memory_api_session")
-def session(request: HttpRequest, session_id: str) -> dict[str, Any]:
-    found = session_get(session_id=session_id)
-    if found is None:
-        raise NotFound(f"no session {session_id}; GET /api/sessions lists them")
-    detail = session_detail(session=found)
-    return ok(
-        {
-            "session": record_of(found),
-            "events": [record_of(e) for e in detail["events"]],
-            "retrievals": [
-                {
-                    "id": r["retrieval"].pk,
-                    "kind": r["retrieval"].kind,
-                    "exposed": r["exposed"],
-                    "gap": r["gap"],
-                }
-                for r in detail["retrievals"]
-            ],
-            "feedback_complete": detail["complete"],
-            "memories": [memory_ref(m.pk) for m in detail["memories"]],
-            "procedure": detail["procedure"].pk if detail["procedure"] else None,
-        }
-    )
+async def session(request: HttpRequest, session_id: str) -> dict[str, Any]:
+    return await _call(read_data.session_data, session_id=session_id)
 
 
 @router.get("/retrievals/{retrieval_id}", response=READ, operation_id="memory_api_retrieval")
-def retrieval(request: HttpRequest, retrieval_id: str) -> dict[str, Any]:
-    found = retrieval_get(retrieval_id=retrieval_id)
-    if found is None:
-        raise NotFound(f"no retrieval {retrieval_id}")
-    detail = retrieval_detail(retrieval=found)
-    record = record_of(found)
-    record.pop("catalog", None)  # internal paging state, not evidence
-    return ok(
-        {
-            "retrieval": record,
-            "exposures": [
-                {
-                    "target_kind": r["exposure"].target_kind,
-                    "target_id": r["exposure"].target_id,
-                    "pathway": r["exposure"].pathway,
-                    "rank": r["exposure"].rank,
-                    "feedback": r["feedback"],
-                    "missing": r["missing"],
-                }
-                for r in detail["rows"]
-            ],
-            "missing_count": detail["missing_count"],
-        }
-    )
+async def retrieval(request: HttpRequest, retrieval_id: str) -> dict[str, Any]:
+    return await _call(read_data.retrieval_data, retrieval_id=retrieval_id)
 
 
 @router.get("/procedures", response=READ, operation_id="memory_api_procedures")
-def procedures(request: HttpRequest, filters: Query[ScopeFilters]) -> dict[str, Any]:
-    listing = procedure_list(
-        scope=filters.scope, status=filters.status, limit=filters.limit, offset=filters.offset
-    )
-    return _paged(listing, filters, "procedures", record_of)
+async def procedures(request: HttpRequest, filters: Query[ScopeFilters]) -> dict[str, Any]:
+    return await _call(read_data.procedures_page, filters=filters)
 
 
 @router.get("/procedures/{procedure_id}", response=READ, operation_id="memory_api_procedure")
-def procedure(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
-    found = procedure_get(procedure_id=procedure_id)
-    if found is None:
-        raise NotFound(f"no procedure {procedure_id}; GET /api/procedures lists them")
-    return ok(record_of(found))
+async def procedure(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
+    return await _call(read_data.procedure_data, procedure_id=procedure_id)
 
 
 @router.get("/stats", response=READ, operation_id="memory_api_stats")
-def stats(request: HttpRequest, scope: str | None = None) -> dict[str, Any]:
-    return ok(scope_stats(scope=scope))
+async def stats(request: HttpRequest, scope: str | None = None) -> dict[str, Any]:
+    return await _call(read_data.stats_data, scope=scope)
 
 
 @router.get("/health", auth=None, response={200: OkOut}, operation_id="memory_api_health")
-def health(request: HttpRequest) -> dict[str, Any]:
+async def health(request: HttpRequest) -> dict[str, Any]:
+    # Touches nothing, so it answers on the event loop even while every worker is busy.
     return ok({"status": "ok"})

@@ -1,7 +1,9 @@
 """Staff controls over REST (spec §10): forget/unforget a memory or procedure, import a file.
 
 Every route here takes a staff user's token (StaffAuth) and calls the same services as the
-`slowave forget|unforget|import` commands; the actor recorded is `api:<user>`.
+`slowave forget|unforget|import` commands; the actor recorded is `api:<user>`. The routes are
+async only to run that work (body parsing, the service) in the HTTP worker pool the agent
+verbs use (slowave_site.http_workers), as verbs.py explains.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from memory.api.auth import StaffAuth, caller_of
 from memory.api.bodies import ImportIn, ReasonIn, body_doc, parse_body
 from memory.api.replies import STAFF, ok
 from memory.errors import InvalidInput
+from slowave_site.http_workers import run_in_http_worker
 
 router = Router()
 
@@ -52,8 +55,10 @@ def _procedure_id(procedure_id: str) -> str:
     openapi_extra=body_doc(ReasonIn),
     operation_id="memory_api_memory_forget",
 )
-def memory_forget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
-    return _control(request, "forget", _memory_id(memory_id), empty_ok=False)
+async def memory_forget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
+    return await run_in_http_worker(
+        _control, request, "forget", _memory_id(memory_id), empty_ok=False
+    )
 
 
 @router.post(
@@ -63,8 +68,10 @@ def memory_forget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     openapi_extra=body_doc(ReasonIn, required=False),
     operation_id="memory_api_memory_unforget",
 )
-def memory_unforget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
-    return _control(request, "unforget", _memory_id(memory_id), empty_ok=True)
+async def memory_unforget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
+    return await run_in_http_worker(
+        _control, request, "unforget", _memory_id(memory_id), empty_ok=True
+    )
 
 
 @router.post(
@@ -74,8 +81,10 @@ def memory_unforget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     openapi_extra=body_doc(ReasonIn),
     operation_id="memory_api_procedure_forget",
 )
-def procedure_forget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
-    return _control(request, "forget", _procedure_id(procedure_id), empty_ok=False)
+async def procedure_forget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
+    return await run_in_http_worker(
+        _control, request, "forget", _procedure_id(procedure_id), empty_ok=False
+    )
 
 
 @router.post(
@@ -85,8 +94,10 @@ def procedure_forget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
     openapi_extra=body_doc(ReasonIn, required=False),
     operation_id="memory_api_procedure_unforget",
 )
-def procedure_unforget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
-    return _control(request, "unforget", _procedure_id(procedure_id), empty_ok=True)
+async def procedure_unforget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
+    return await run_in_http_worker(
+        _control, request, "unforget", _procedure_id(procedure_id), empty_ok=True
+    )
 
 
 @router.post(
@@ -96,8 +107,12 @@ def procedure_unforget(request: HttpRequest, procedure_id: str) -> dict[str, Any
     openapi_extra=body_doc(ImportIn),
     operation_id="memory_api_import_file",
 )
-def import_file(request: HttpRequest) -> dict[str, Any]:
+async def import_file(request: HttpRequest) -> dict[str, Any]:
     """Staff: load a transcript or export, all or nothing (same services as `slowave import`)."""
+    return await run_in_http_worker(_import, request)
+
+
+def _import(request: HttpRequest) -> dict[str, Any]:
     from memory.services.export_load import export_import
     from memory.services.transcripts import transcripts_import
 

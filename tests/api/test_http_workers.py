@@ -1,10 +1,11 @@
-"""The REST agent verbs share MCP's pool of SLOWAVE_HTTP_WORKERS threads under `slowave up`.
+"""Every REST route shares MCP's pool of SLOWAVE_HTTP_WORKERS threads under `slowave up`.
 
 The test holds SQLite's write lock itself and sends as many writing REST calls as there are
-workers: each blocks in a pool thread. Further agent calls, REST or MCP, must then wait for a
-free thread (the bound), while routes outside the pool still answer; once the lock is released
-everything completes. With a thread per REST request, the extra REST call would be answered at
-once; with a pool for MCP alone, so would the MCP call.
+workers: each blocks in a pool thread. Further calls, an agent verb, a read, a staff control
+or an MCP tool call, must then wait for a free thread (the bound), while `/api/health`, outside
+the pool, still answers; once the lock is released everything completes. With a thread per
+request for any of those routes, its call would be answered at once; with a pool for MCP
+alone, so would the REST calls.
 """
 
 from __future__ import annotations
@@ -38,11 +39,12 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         yield server
 
 
-def _rest(base: str, verb: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def _rest(base: str, path: str, body: dict[str, Any] | None) -> tuple[int, dict[str, Any]]:
+    """POST `body` to `/api/{path}`, or GET it when `body` is None."""
     request = urllib.request.Request(
-        f"{base}/api/{verb}",
-        method="POST",
-        data=json.dumps(body).encode(),
+        f"{base}/api/{path}",
+        method="GET" if body is None else "POST",
+        data=None if body is None else json.dumps(body).encode(),
         headers={"Content-Type": "application/json"},
     )
     try:
@@ -81,7 +83,7 @@ class Call(threading.Thread):
         return self.result
 
 
-def test_it_bounds_rest_and_mcp_agent_calls_by_one_pool_of_workers(live: Live) -> None:
+def test_it_bounds_rest_routes_and_mcp_calls_by_one_pool_of_workers(live: Live) -> None:
     held = sqlite3.connect(live.home / "slowave.sqlite3", isolation_level=None, timeout=30)
     try:
         held.execute("BEGIN IMMEDIATE")  # every write of the server waits for this
@@ -93,13 +95,18 @@ def test_it_bounds_rest_and_mcp_agent_calls_by_one_pool_of_workers(live: Live) -
         for writer in writers:
             writer.start()
         time.sleep(SETTLE_SECONDS)
-        # Neither needs the lock (validation refuses them), only a free worker thread.
-        rest = Call(lambda: _rest(live.base, "recall", {}))
-        mcp = Call(lambda: anyio.run(_mcp_recall, live.base))
-        rest.start()
-        mcp.start()
+        # None needs the lock, only a free worker thread: validation refuses the recalls, a
+        # read only reads (WAL), and the staff control is refused to the anonymous caller.
+        waiting = {
+            "rest": Call(lambda: _rest(live.base, "recall", {})),
+            "mcp": Call(lambda: anyio.run(_mcp_recall, live.base)),
+            "read": Call(lambda: _rest(live.base, "stats", None)),
+            "staff": Call(lambda: _rest(live.base, "memories/sch_1/forget", {"reason": "r"})),
+        }
+        for call in waiting.values():
+            call.start()
         time.sleep(QUEUED_SECONDS)
-        queued = {"rest": rest.is_alive(), "mcp": mcp.is_alive()}
+        queued = {name: call.is_alive() for name, call in waiting.items()}
         # Outside the pool, the server is not wedged.
         with urllib.request.urlopen(f"{live.base}/api/health", timeout=30) as health:
             assert health.status == 200
@@ -107,14 +114,18 @@ def test_it_bounds_rest_and_mcp_agent_calls_by_one_pool_of_workers(live: Live) -
     finally:
         held.close()
 
-    assert queued == {"rest": True, "mcp": True}
+    assert queued == dict.fromkeys(waiting, True)
     for writer in writers:
         status, envelope = writer.outcome()
         assert status == 200 and envelope["data"]["session_id"].startswith("sess_"), envelope
-    status, envelope = rest.outcome()
+    status, envelope = waiting["rest"].outcome()
     assert status == 400 and envelope["error"]["code"] == "invalid_input", envelope
-    envelope = mcp.outcome()
+    envelope = waiting["mcp"].outcome()
     assert envelope["ok"] is False and envelope["error"]["code"] == "invalid_input", envelope
+    status, envelope = waiting["read"].outcome()
+    assert status == 200 and envelope["data"]["memories"] == 0, envelope
+    status, envelope = waiting["staff"].outcome()
+    assert status == 403 and envelope["error"]["code"] == "forbidden", envelope
 
 
 def test_it_still_serves_more_calls_than_workers_one_after_another(live: Live) -> None:
