@@ -21,8 +21,8 @@ from memory.vectors import get_index
 
 KEY_SPAN = 64
 MAX_PASSAGES = 32
-# A sentence of fewer words joins its neighbour: alone it matches too much ("Thanks!").
-MIN_WORDS = 4
+# A one-word sentence joins its neighbour: alone it matches too much ("Thanks!", "Yes.").
+MIN_WORDS = 2
 LABEL_RE = re.compile(r"^([A-Za-z][\w'.-]*(?: [\w'.-]+){0,2}):\s+")
 BOUNDARY_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\s*\n+\s*|\s+(?=\[)")
 
