@@ -1,8 +1,8 @@
 """The one NinjaAPI (spec §12): error → HTTP status mapping, OpenAPI extras, offline docs.
 
 Lives here: the status table (the only place an error code becomes an HTTP status), exception
-handlers that answer with the MCP envelope, the request-body components for the agent verbs,
-and a Swagger page whose assets come from ninja's own package (no CDN, works offline).
+handlers that answer with the MCP envelope, the request-body and reply components of the
+routes, and a Swagger page whose assets come from ninja's own package (no CDN, works offline).
 Does not live here: routes (memory.api), auth decisions (memory.services.tokens).
 """
 
@@ -22,7 +22,7 @@ from ninja.errors import ValidationError as NinjaValidationError
 from ninja.openapi.docs import DocsBase
 from pydantic import BaseModel
 
-from memory.api import BODY_MODELS, REF_TEMPLATE, router
+from memory.api import BODY_MODELS, REF_TEMPLATE, REPLY_MODELS, router
 from memory.errors import InvalidInput, SlowaveError, as_slowave_error
 
 logger = logging.getLogger(__name__)
@@ -47,19 +47,20 @@ def status_for(code: str) -> int:
 
 
 class SlowaveAPI(NinjaAPI):
-    """Adds the pydantic input models to the OpenAPI components.
+    """Adds the pydantic request-body and reply models to the OpenAPI components.
 
     The agent verbs read their raw body themselves (so bad JSON yields our invalid_input
     envelope, exactly as over MCP); their requestBody therefore `$ref`s these components
-    instead of coming from a typed view parameter.
+    instead of coming from a typed view parameter. Likewise each route's 200 reply `$ref`s
+    the model describing its `data`, which ninja does not re-serialize (memory.api.replies).
     """
 
-    body_models: tuple[type[BaseModel], ...] = ()
+    component_models: tuple[type[BaseModel], ...] = ()
 
     def get_openapi_schema(self, **kwargs: Any) -> Any:
         schema = super().get_openapi_schema(**kwargs)
         components = schema.setdefault("components", {}).setdefault("schemas", {})
-        for model in self.body_models:
+        for model in self.component_models:
             component = model.model_json_schema(ref_template=REF_TEMPLATE)
             components.update(component.pop("$defs", {}))
             components[model.__name__] = component
@@ -142,6 +143,6 @@ def _on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 
 api.add_router("", router)
-api.body_models = BODY_MODELS
+api.component_models = BODY_MODELS + REPLY_MODELS
 
 urlpatterns = [path("docs-assets/<str:name>", docs_asset, name="slowave-api-docs-asset")]

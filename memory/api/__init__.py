@@ -8,8 +8,8 @@ slowave_site/api.py, which mounts `router`.
 
 Here: `router`, assembled from verbs.py, reads.py and staff.py in that order (the order of
 the paths in the OpenAPI document). Request bodies live in bodies.py, reply envelopes in
-replies.py, the ninja auth classes in auth.py, the read routes' queries and data in
-read_data.py. Each route spells out its operation id
+replies.py (the `data` they document in schemas/), the ninja auth classes in auth.py, the
+read routes' queries and data in read_data.py. Each route spells out its operation id
 (`memory_api_<view>`, what ids were when the routes shared one module): client generators
 name methods after them, so they must not follow the module layout.
 """
@@ -21,8 +21,9 @@ from ninja import Router
 from memory.api import reads, staff, verbs
 from memory.api.auth import CallerAuth
 from memory.api.bodies import BODY_MODELS, REF_TEMPLATE
+from memory.api.replies import REPLY_MODELS
 
-__all__ = ["BODY_MODELS", "REF_TEMPLATE", "router"]
+__all__ = ["BODY_MODELS", "REF_TEMPLATE", "REPLY_MODELS", "router"]
 
 router = Router(auth=CallerAuth(), tags=["slowave"])
 for part in (verbs, reads, staff):

@@ -17,7 +17,21 @@ from ninja import Query, Router
 
 from memory.api import read_data
 from memory.api.read_data import MemoryFilters, ScopeFilters
-from memory.api.replies import READ, OkOut, ok
+from memory.api.replies import (
+    READ,
+    HealthReply,
+    MemoriesReply,
+    MemoryReply,
+    OkOut,
+    ProcedureReply,
+    ProceduresReply,
+    RetrievalReply,
+    SessionReply,
+    SessionsReply,
+    StatsReply,
+    ok,
+    reply_doc,
+)
 from slowave_site.http_workers import run_in_http_worker
 
 router = Router()
@@ -27,47 +41,93 @@ async def _call(answer: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[st
     return ok(await run_in_http_worker(answer, **kwargs))
 
 
-@router.get("/memories", response=READ, operation_id="memory_api_memories")
+@router.get(
+    "/memories",
+    response=READ,
+    openapi_extra=reply_doc(MemoriesReply),
+    operation_id="memory_api_memories",
+)
 async def memories(request: HttpRequest, filters: Query[MemoryFilters]) -> dict[str, Any]:
     return await _call(read_data.memories_page, filters=filters)
 
 
-@router.get("/memories/{memory_id}", response=READ, operation_id="memory_api_memory")
+@router.get(
+    "/memories/{memory_id}",
+    response=READ,
+    openapi_extra=reply_doc(MemoryReply),
+    operation_id="memory_api_memory",
+)
 async def memory(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     return await _call(read_data.memory_data, memory_id=memory_id)
 
 
-@router.get("/sessions", response=READ, operation_id="memory_api_sessions")
+@router.get(
+    "/sessions",
+    response=READ,
+    openapi_extra=reply_doc(SessionsReply),
+    operation_id="memory_api_sessions",
+)
 async def sessions(request: HttpRequest, filters: Query[ScopeFilters]) -> dict[str, Any]:
     return await _call(read_data.sessions_page, filters=filters)
 
 
-@router.get("/sessions/{session_id}", response=READ, operation_id="memory_api_session")
+@router.get(
+    "/sessions/{session_id}",
+    response=READ,
+    openapi_extra=reply_doc(SessionReply),
+    operation_id="memory_api_session",
+)
 async def session(request: HttpRequest, session_id: str) -> dict[str, Any]:
     return await _call(read_data.session_data, session_id=session_id)
 
 
-@router.get("/retrievals/{retrieval_id}", response=READ, operation_id="memory_api_retrieval")
+@router.get(
+    "/retrievals/{retrieval_id}",
+    response=READ,
+    openapi_extra=reply_doc(RetrievalReply),
+    operation_id="memory_api_retrieval",
+)
 async def retrieval(request: HttpRequest, retrieval_id: str) -> dict[str, Any]:
     return await _call(read_data.retrieval_data, retrieval_id=retrieval_id)
 
 
-@router.get("/procedures", response=READ, operation_id="memory_api_procedures")
+@router.get(
+    "/procedures",
+    response=READ,
+    openapi_extra=reply_doc(ProceduresReply),
+    operation_id="memory_api_procedures",
+)
 async def procedures(request: HttpRequest, filters: Query[ScopeFilters]) -> dict[str, Any]:
     return await _call(read_data.procedures_page, filters=filters)
 
 
-@router.get("/procedures/{procedure_id}", response=READ, operation_id="memory_api_procedure")
+@router.get(
+    "/procedures/{procedure_id}",
+    response=READ,
+    openapi_extra=reply_doc(ProcedureReply),
+    operation_id="memory_api_procedure",
+)
 async def procedure(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
     return await _call(read_data.procedure_data, procedure_id=procedure_id)
 
 
-@router.get("/stats", response=READ, operation_id="memory_api_stats")
+@router.get(
+    "/stats",
+    response=READ,
+    openapi_extra=reply_doc(StatsReply),
+    operation_id="memory_api_stats",
+)
 async def stats(request: HttpRequest, scope: str | None = None) -> dict[str, Any]:
     return await _call(read_data.stats_data, scope=scope)
 
 
-@router.get("/health", auth=None, response={200: OkOut}, operation_id="memory_api_health")
+@router.get(
+    "/health",
+    auth=None,
+    response={200: OkOut},
+    openapi_extra=reply_doc(HealthReply),
+    operation_id="memory_api_health",
+)
 async def health(request: HttpRequest) -> dict[str, Any]:
     # Touches nothing, so it answers on the event loop even while every worker is busy.
     return ok({"status": "ok"})

@@ -1,14 +1,21 @@
 """Replies of the REST routes: the MCP envelope as pydantic models, and the declared statuses.
 
 Every route answers `{"ok": true, "data": ...}` (OkOut) or the error envelope (ErrorOut),
-whose HTTP status slowave_site/api.py derives from the error code.
+whose HTTP status slowave_site/api.py derives from the error code. OkOut is what ninja renders
+with, and leaves `data` as the service built it; the `<Route>Reply` models, whose `data` is
+described in memory/api/schemas, are what the OpenAPI document shows for each route's 200
+(`reply_doc`), like the request bodies (memory/api/bodies.py).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
+
+from memory.api.bodies import REF_TEMPLATE
+from memory.api.schemas import reads, records, staff, verbs
+from memory.api.schemas.base import Out
 
 
 class OkOut(BaseModel):
@@ -61,3 +68,57 @@ STAFF = _answers(400, 401, 403, 404)
 def ok(data: Any) -> dict[str, Any]:
     """The success envelope around `data`."""
     return {"ok": True, "data": data}
+
+
+def _reply(name: str, data: Any) -> type[Out]:
+    return create_model(
+        name,
+        __base__=Out,
+        __doc__="The success envelope (HTTP 200).",
+        ok=(Literal[True], ...),
+        data=(data, ...),
+    )
+
+
+ActivateReply = _reply("ActivateReply", verbs.ActivateOut)
+RememberReply = _reply("RememberReply", verbs.RememberOut)
+RecallReply = _reply("RecallReply", verbs.RecallOut)
+FeedbackReply = _reply("FeedbackReply", verbs.FeedbackOut)
+CommitReply = _reply("CommitReply", verbs.CommitOut)
+MemoriesReply = _reply("MemoriesReply", reads.MemoriesOut)
+MemoryReply = _reply("MemoryReply", reads.MemoryEvidenceOut)
+SessionsReply = _reply("SessionsReply", reads.SessionsOut)
+SessionReply = _reply("SessionReply", reads.SessionDetailOut)
+RetrievalReply = _reply("RetrievalReply", reads.RetrievalDetailOut)
+ProceduresReply = _reply("ProceduresReply", reads.ProceduresOut)
+ProcedureReply = _reply("ProcedureReply", records.ProcedureRecord)
+StatsReply = _reply("StatsReply", reads.StatsOut)
+HealthReply = _reply("HealthReply", reads.HealthOut)
+ControlReply = _reply("ControlReply", staff.ControlOut)
+ImportReply = _reply("ImportReply", staff.ImportOut)
+
+# Models whose schemas slowave_site/api.py adds to the OpenAPI components.
+REPLY_MODELS: tuple[type[BaseModel], ...] = (
+    ActivateReply,
+    RememberReply,
+    RecallReply,
+    FeedbackReply,
+    CommitReply,
+    MemoriesReply,
+    MemoryReply,
+    SessionsReply,
+    SessionReply,
+    RetrievalReply,
+    ProceduresReply,
+    ProcedureReply,
+    StatsReply,
+    HealthReply,
+    ControlReply,
+    ImportReply,
+)
+
+
+def reply_doc(model: type[BaseModel]) -> dict[str, Any]:
+    """`openapi_extra` showing `model` (one of REPLY_MODELS) as the route's 200 reply."""
+    ref = {"$ref": REF_TEMPLATE.format(model=model.__name__)}
+    return {"responses": {200: {"content": {"application/json": {"schema": ref}}}}}

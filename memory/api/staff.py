@@ -17,7 +17,7 @@ from ninja import Router
 
 from memory.api.auth import StaffAuth, caller_of
 from memory.api.bodies import ImportIn, ReasonIn, body_doc, parse_body
-from memory.api.replies import STAFF, ok
+from memory.api.replies import STAFF, ControlReply, ImportReply, ok, reply_doc
 from memory.errors import InvalidInput
 from slowave_site.http_workers import run_in_http_worker
 
@@ -52,7 +52,7 @@ def _procedure_id(procedure_id: str) -> str:
     "/memories/{memory_id}/forget",
     auth=StaffAuth(),
     response=STAFF,
-    openapi_extra=body_doc(ReasonIn),
+    openapi_extra=body_doc(ReasonIn) | reply_doc(ControlReply),
     operation_id="memory_api_memory_forget",
 )
 async def memory_forget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
@@ -65,7 +65,7 @@ async def memory_forget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     "/memories/{memory_id}/unforget",
     auth=StaffAuth(),
     response=STAFF,
-    openapi_extra=body_doc(ReasonIn, required=False),
+    openapi_extra=body_doc(ReasonIn, required=False) | reply_doc(ControlReply),
     operation_id="memory_api_memory_unforget",
 )
 async def memory_unforget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
@@ -78,7 +78,7 @@ async def memory_unforget(request: HttpRequest, memory_id: str) -> dict[str, Any
     "/procedures/{procedure_id}/forget",
     auth=StaffAuth(),
     response=STAFF,
-    openapi_extra=body_doc(ReasonIn),
+    openapi_extra=body_doc(ReasonIn) | reply_doc(ControlReply),
     operation_id="memory_api_procedure_forget",
 )
 async def procedure_forget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
@@ -91,7 +91,7 @@ async def procedure_forget(request: HttpRequest, procedure_id: str) -> dict[str,
     "/procedures/{procedure_id}/unforget",
     auth=StaffAuth(),
     response=STAFF,
-    openapi_extra=body_doc(ReasonIn, required=False),
+    openapi_extra=body_doc(ReasonIn, required=False) | reply_doc(ControlReply),
     operation_id="memory_api_procedure_unforget",
 )
 async def procedure_unforget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
@@ -104,7 +104,7 @@ async def procedure_unforget(request: HttpRequest, procedure_id: str) -> dict[st
     "/import",
     auth=StaffAuth(),
     response=STAFF,
-    openapi_extra=body_doc(ImportIn),
+    openapi_extra=body_doc(ImportIn) | reply_doc(ImportReply),
     operation_id="memory_api_import_file",
 )
 async def import_file(request: HttpRequest) -> dict[str, Any]:

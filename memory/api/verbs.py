@@ -17,7 +17,16 @@ from pydantic import BaseModel
 
 from memory.api.auth import AgentAuth, caller_of
 from memory.api.bodies import body_doc, parse_body
-from memory.api.replies import VERB, ok
+from memory.api.replies import (
+    VERB,
+    ActivateReply,
+    CommitReply,
+    FeedbackReply,
+    RecallReply,
+    RememberReply,
+    ok,
+    reply_doc,
+)
 from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn
 from slowave_site.http_workers import run_in_http_worker
 
@@ -41,7 +50,7 @@ async def _call(
 @router.post(
     "/activate",
     response=VERB,
-    openapi_extra=body_doc(ActivateIn),
+    openapi_extra=body_doc(ActivateIn) | reply_doc(ActivateReply),
     summary="slowave_activate",
     operation_id="memory_api_activate",
 )
@@ -61,7 +70,7 @@ async def activate(request: HttpRequest) -> dict[str, Any]:
 @router.post(
     "/remember",
     response=VERB,
-    openapi_extra=body_doc(RememberIn),
+    openapi_extra=body_doc(RememberIn) | reply_doc(RememberReply),
     summary="slowave_remember",
     operation_id="memory_api_remember",
 )
@@ -72,7 +81,7 @@ async def remember(request: HttpRequest) -> dict[str, Any]:
 @router.post(
     "/recall",
     response=VERB,
-    openapi_extra=body_doc(RecallIn),
+    openapi_extra=body_doc(RecallIn) | reply_doc(RecallReply),
     summary="slowave_recall",
     operation_id="memory_api_recall",
 )
@@ -83,7 +92,7 @@ async def recall(request: HttpRequest) -> dict[str, Any]:
 @router.post(
     "/feedback",
     response=VERB,
-    openapi_extra=body_doc(FeedbackIn),
+    openapi_extra=body_doc(FeedbackIn) | reply_doc(FeedbackReply),
     summary="slowave_feedback",
     operation_id="memory_api_feedback",
 )
@@ -94,7 +103,7 @@ async def feedback(request: HttpRequest) -> dict[str, Any]:
 @router.post(
     "/commit",
     response=VERB,
-    openapi_extra=body_doc(CommitIn),
+    openapi_extra=body_doc(CommitIn) | reply_doc(CommitReply),
     summary="slowave_commit",
     operation_id="memory_api_commit",
 )

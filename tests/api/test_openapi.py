@@ -1,4 +1,5 @@
-"""The advertised REST surface: request bodies are the MCP tools' own models; docs work offline."""
+"""The advertised REST surface: request bodies are the MCP tools' own models, each reply's `data`
+is described key by key, and the docs work offline."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.test import Client
 from mcp_bridge.tools import TOOLS
 
 ROUTES = {name.removeprefix("slowave_"): tool.model for name, tool in TOOLS.items()}
+PREFIX = "#/components/schemas/"
 
 
 def _resolve(node: Any, defs: dict[str, Any], prefix: str) -> Any:
@@ -55,14 +57,25 @@ def test_it_serves_the_docs_page_without_a_cdn(client) -> None:
     assert client.get("/api/docs-assets/../settings.py").status_code == 404
 
 
+def _refs(node: Any) -> set[str]:
+    if isinstance(node, dict):
+        own = {node["$ref"]} if isinstance(node.get("$ref"), str) else set()
+        return own.union(*(_refs(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_refs(v) for v in node))
+    return set()
+
+
 def test_it_declares_the_envelopes_every_route_answers_with(openapi) -> None:
     components = openapi["components"]["schemas"]
-    assert {"OkOut", "ErrorOut", "ImportIn"} <= set(components)
+    assert {"ErrorOut", "ImportIn"} <= set(components)
     for path, methods in openapi["paths"].items():
         for method, operation in methods.items():
             responses = operation["responses"]
             ok_schema = responses["200"]["content"]["application/json"]["schema"]
-            assert ok_schema == {"$ref": "#/components/schemas/OkOut"}, (method, path)
+            reply = components[ok_schema["$ref"].removeprefix(PREFIX)]
+            assert reply["required"] == ["ok", "data"], (method, path)
+            assert reply["properties"]["ok"]["const"] is True, (method, path)
             if path == "/api/health":
                 continue
             for status in ("400", "401", "500", "503"):
@@ -72,3 +85,20 @@ def test_it_declares_the_envelopes_every_route_answers_with(openapi) -> None:
                 assert "403" in responses, path
     body = openapi["paths"]["/api/import"]["post"]["requestBody"]["content"]["application/json"]
     assert body["schema"] == {"$ref": "#/components/schemas/ImportIn"}
+
+
+@pytest.mark.parametrize("route", ["activate", "recall", "memories", "stats", "import"])
+def test_it_describes_the_data_of_each_reply_key_by_key(openapi, route) -> None:
+    method = "get" if route in ("memories", "stats") else "post"
+    ok_schema = openapi["paths"][f"/api/{route}"][method]["responses"]["200"]
+    components = openapi["components"]["schemas"]
+    reply = _resolve(ok_schema["content"]["application/json"]["schema"], components, PREFIX)
+    data = reply["properties"]["data"]
+    for shape in data.get("anyOf", [data]):
+        assert shape["properties"] and shape["additionalProperties"] is False, (route, shape)
+
+
+def test_it_resolves_every_schema_reference(openapi) -> None:
+    names = {ref.removeprefix(PREFIX) for ref in _refs(openapi["paths"])}
+    names |= {ref.removeprefix(PREFIX) for ref in _refs(openapi["components"])}
+    assert names <= set(openapi["components"]["schemas"])

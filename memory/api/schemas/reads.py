@@ -1,0 +1,159 @@
+"""The `data` of the read-only routes' replies, as memory/api/read_data.py shapes it.
+
+Rows are database records (records.py), with datetimes as ISO 8601 strings; a list answers
+one page of rows with its `total`, `limit` and `offset`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from memory.api.schemas.base import Out
+from memory.api.schemas.records import (
+    EpisodeRecord,
+    EventRecord,
+    ForgetLogRecord,
+    MemoryRecord,
+    MemoryRow,
+    ProcedureRecord,
+    RetrievalRecord,
+    SessionRecord,
+)
+from memory.models import Exposure, Retrieval, Support
+
+
+class MemoriesOut(Out):
+    memories: list[MemoryRow]
+    total: int = Field(description="rows matching the filters, over all pages")
+    limit: int
+    offset: int
+
+
+class SupportOut(Out):
+    kind: Literal[tuple(Support.Kind.values)]
+    event: EventRecord | None
+    episode: EpisodeRecord | None
+    session: SessionRecord | None
+    scope: str
+    weight: float
+    created_at: datetime
+
+
+class ExposureSeenOut(Out):
+    """One time a retrieval showed the memory, and what the agent said about it."""
+
+    retrieval_id: str
+    retrieval_kind: Literal[tuple(Retrieval.Kind.values)]
+    session_id: str
+    pathway: Literal[tuple(Exposure.Pathway.values)]
+    currency: Literal[tuple(Exposure.Currency.values)]
+    rank: int
+    exposed_at: datetime
+    feedback: str = Field(description="e.g. `used / helped`, or `unknown (no accepted feedback)`")
+    rejected: list[str] = Field(description="rejection reasons of refused feedback")
+
+
+class AssociationOut(Out):
+    kind: str
+    weight: float
+    other: str = Field(description="sch_N id of the associated memory")
+
+
+class GeneralizationOut(Out):
+    stage: int
+    stage_name: str
+    evidence_scopes: list[str]
+    evidence_sessions: int
+    scope_kinds: list[str]
+
+
+class MemoryEvidenceOut(Out):
+    """One memory with its evidence chain, in the order a person reads it."""
+
+    memory: MemoryRecord
+    supports: list[SupportOut]
+    sessions: list[SessionRecord]
+    exposures: list[ExposureSeenOut]
+    superseded_by: str | None
+    duplicate_of: str | None
+    supersedes: list[str]
+    duplicates: list[str]
+    associations: list[AssociationOut] = Field(max_length=50)
+    generalization: GeneralizationOut
+    forget_log: list[ForgetLogRecord]
+
+
+class SessionsOut(Out):
+    sessions: list[SessionRecord]
+    total: int = Field(description="rows matching the filters, over all pages")
+    limit: int
+    offset: int
+
+
+class GapOut(Out):
+    retrieval_id: str
+    memory_ids: list[str]
+    procedure_ids: list[str]
+    coverage_declared_complete: bool
+
+
+class SessionRetrievalOut(Out):
+    id: str
+    kind: Literal[tuple(Retrieval.Kind.values)]
+    exposed: int
+    gap: GapOut | None = Field(description="what still lacks feedback; null when complete")
+
+
+class SessionDetailOut(Out):
+    session: SessionRecord
+    events: list[EventRecord]
+    retrievals: list[SessionRetrievalOut]
+    feedback_complete: bool
+    memories: list[str] = Field(description="sch_N ids of the memories this session stored")
+    procedure: str | None
+
+
+class RetrievalExposureOut(Out):
+    target_kind: Literal["memory", "procedure"]
+    target_id: str
+    pathway: Literal[tuple(Exposure.Pathway.values)]
+    rank: int
+    feedback: str
+    missing: bool = Field(description="no accepted feedback yet")
+
+
+class RetrievalDetailOut(Out):
+    retrieval: RetrievalRecord
+    exposures: list[RetrievalExposureOut]
+    missing_count: int
+
+
+class ProceduresOut(Out):
+    procedures: list[ProcedureRecord]
+    total: int = Field(description="rows matching the filters, over all pages")
+    limit: int
+    offset: int
+
+
+class StatsOut(Out):
+    scope: str | None
+    memories: int
+    memories_by_status: dict[str, int]
+    memories_by_stage: dict[str, int]
+    memories_by_scope: dict[str, int]
+    sessions: int
+    open_sessions: int
+    events: int
+    episodes: int
+    prototypes: int
+    procedures: int
+    retrievals: int
+    feedback_events: int
+    forget_log: int
+
+
+class HealthOut(Out):
+    status: Literal["ok"]

@@ -1,0 +1,43 @@
+"""The `data` of the staff controls' replies: forget/unforget, and the two import reports."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from memory.api.schemas.base import Out
+
+
+class ControlOut(Out):
+    id: str = Field(description="the memory (sch_N) or procedure (proc_…) acted on")
+    action: Literal["forget", "unforget"]
+    prior_status: str
+    new_status: str
+    changed: bool = Field(description="false for an idempotent repeat")
+    warnings: list[str]
+
+
+class CreatedSessionOut(Out):
+    session_key: str
+    session_id: str
+
+
+class TranscriptImportOut(Out):
+    scope: str
+    lines: int
+    dry_run: bool
+    sessions_created: list[CreatedSessionOut]
+    sessions_skipped: list[str] = Field(description="session keys imported before")
+    events: int
+    episodes: int
+    would_create: list[str] = Field(None, description="dry runs only: the sessions to create")
+
+
+class ExportImportOut(Out):
+    imported: dict[str, int] = Field(description="rows inserted per model")
+    remapped: dict[str, int] = Field(None, description="with remap: rows renumbered per model")
+    memory_ids: dict[str, str] = Field(None, description="with remap: old sch_N → new sch_N")
+
+
+ImportOut = TranscriptImportOut | ExportImportOut
