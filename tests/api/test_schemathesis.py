@@ -2,7 +2,8 @@
 
 schemathesis reads `/api/openapi.json` and sends valid and invalid requests to every route.
 The run fails on any 5xx, on a status the route does not declare, on a response body that
-does not match the declared envelope, and on schema-violating input the server accepts.
+does not match the declared reply (`data` key by key, unknown keys refused), and on
+schema-violating input the server accepts.
 Tokens are required (no anonymous loopback), so a missing Authorization header is invalid
 input too; the staff token reaches the staff routes.
 """
