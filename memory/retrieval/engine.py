@@ -43,7 +43,6 @@ MEMORY_RECENCY_HALF_LIFE_DAYS = 7
 class Scored:
     obj: Any
     vector: np.ndarray | None
-    passages: np.ndarray | None = None  # a memory's sentence vectors (memory.passages)
     facet: int = -1
     score: float = float("-inf")
     topical: float = 0.0
@@ -163,11 +162,15 @@ def _score_item(
     factor: float,
     stale: bool,
     recency: float = 0.0,
+    known: tuple[list[float], list[float]] | None = None,
 ) -> None:
+    """`known`: the item's (admission, ordering) cosines per facet, computed for a batch."""
     temporal = temporal_bonus(cue.window, moment) if cue.window else recency
-    if cue.vectors is not None and item.vector is not None:
-        cosines = passages.best_cosines(cue.vectors, item.vector, item.passages).tolist()
-        ordering = passages.best_cosines(cue.rank_vectors, item.vector, item.passages).tolist()
+    if known is not None:
+        cosines, ordering = known
+    elif cue.vectors is not None and item.vector is not None:
+        cosines = (cue.vectors @ item.vector).tolist()
+        ordering = (cue.rank_vectors @ item.vector).tolist()
     else:
         cosines = ordering = [0.0] * len(cue.facets)
     best = None
@@ -216,12 +219,41 @@ def _recency(weight: float, moment: datetime, now: datetime, half_life_days: flo
     return weight * 2 ** (-age_days / half_life_days)
 
 
-def _score_memory(cue: _Cue, pools: list[Pool], memory, scope: str, now: datetime) -> Scored:
-    item = Scored(
-        obj=memory,
-        vector=embeddings.from_blob(memory.embedding),
-        passages=passages.from_blob(memory.passages),
-    )
+def _memory_cosines(cue: _Cue, rows: list) -> list[tuple[list[float], list[float]]]:
+    """Per memory, the best cosine of its whole text and its passages for each facet, for
+    admission and for ordering: four matrix products for the whole batch."""
+    n, width = len(rows), len(cue.facets)
+    if cue.vectors is None or not n:
+        return [([0.0] * width, [0.0] * width)] * n
+    whole = np.zeros((n, embeddings.DIMENSIONS), dtype=np.float32)
+    parts, owners = [], []
+    for i, row in enumerate(rows):
+        if row.embedding is not None:
+            whole[i] = embeddings.from_blob(row.embedding)
+        if (matrix := passages.from_blob(row.passages)) is not None:
+            parts.append(matrix)
+            owners.extend([i] * len(matrix))
+    admit, order = whole @ cue.vectors.T, whole @ cue.rank_vectors.T
+    if parts:
+        stacked, at = np.concatenate(parts), np.asarray(owners)
+        np.maximum.at(admit, at, stacked @ cue.vectors.T)
+        np.maximum.at(order, at, stacked @ cue.rank_vectors.T)
+    unembedded = [0.0] * width
+    return [
+        (a, o) if row.embedding is not None else (unembedded, unembedded)
+        for row, a, o in zip(rows, admit.tolist(), order.tolist(), strict=True)
+    ]
+
+
+def _score_memory(
+    cue: _Cue,
+    pools: list[Pool],
+    memory,
+    scope: str,
+    now: datetime,
+    known: tuple[list[float], list[float]] | None = None,
+) -> Scored:
+    item = Scored(obj=memory, vector=embeddings.from_blob(memory.embedding))
     moment = memory.occurred_at or memory.created_at
     _score_item(
         item,
@@ -234,6 +266,7 @@ def _score_memory(cue: _Cue, pools: list[Pool], memory, scope: str, now: datetim
         scope_factor(memory, scope),
         memory.status == Memory.Status.STALE,
         recency=_recency(MEMORY_RECENCY, moment, now, MEMORY_RECENCY_HALF_LIFE_DAYS),
+        known=known,
     )
     return item
 
@@ -245,7 +278,11 @@ def _rank_memories(
     ids = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
 
     def score_rows(rows) -> list[Scored]:
-        return [_score_memory(cue, pools, m, scope, now) for m in rows if stage_visible(m, scope)]
+        visible = [m for m in rows if stage_visible(m, scope)]
+        return [
+            _score_memory(cue, pools, m, scope, now, known)
+            for m, known in zip(visible, _memory_cosines(cue, visible), strict=True)
+        ]
 
     items = score_rows(load_memories(ids))
     if with_context:

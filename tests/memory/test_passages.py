@@ -132,4 +132,4 @@ def test_the_dense_pool_ranks_a_memory_by_its_nearest_passage():
     cue = passages.encode([QUESTION])[0].vector
     assert [key for key, _ in get_index().knn("memory", cue, 1, [SCOPE])] == [records]
     pool = pool_for("memory", QUESTION, cue, [SCOPE], limit=1)
-    assert list(pool.dense) == [notes]
+    assert pool.dense == {notes: 1, records: 2}  # the passage hit ranks first; the union stays
