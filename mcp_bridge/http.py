@@ -11,9 +11,9 @@ request is its own connection), so sessions opened here record no client name, a
 client identity is the server's SLOWAVE_CLIENT_IDENTITY, as over stdio.
 
 Tool calls and token checks run in the pool of SLOWAVE_HTTP_WORKERS threads that this
-lifespan starts (slowave_site.http_workers) and the REST agent verbs share, so one agent's slow
-recall does not hold up the others and a burst cannot open unbounded threads; stdio keeps its
-single thread.
+lifespan starts (slowave_site.http_workers) and every REST route but health shares, so one
+agent's slow recall does not hold up the others and a burst cannot open unbounded threads;
+stdio keeps its single thread.
 """
 
 from __future__ import annotations
