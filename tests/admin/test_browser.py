@@ -139,6 +139,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 def _login(world: World) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     driver = world.driver
     driver.get(f"{world.base}/admin/")
@@ -146,7 +147,8 @@ def _login(world: World) -> None:
     driver.find_element(By.NAME, "username").send_keys("ada")
     driver.find_element(By.NAME, "password").send_keys(PASSWORD)
     driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    assert "Memory held for your agents" in driver.page_source
+    # The click only starts the navigation: read the page once the dashboard has arrived.
+    WebDriverWait(driver, 15).until(lambda d: "Memory held for your agents" in d.page_source)
 
 
 def _open_memory_by_search(world: World) -> None:
