@@ -119,20 +119,20 @@ def _encode(
     return both[: len(facets)], both[len(facets) :]
 
 
-def topical_against(cue: _Cue, memory: Memory) -> float:
-    """Best-facet topical relevance of a memory that no channel returned (associations)."""
-    vector = embeddings.from_blob(memory.embedding)
-    cosines = (
-        passages.best_cosines(cue.vectors, vector, passages.from_blob(memory.passages)).tolist()
-        if cue.vectors is not None and vector is not None
-        else [0.0] * len(cue.facets)
-    )
-    best = 0.0
-    for i, cos in enumerate(cosines):
-        best = max(
-            best, scoring.topical(cos, scoring.coverage(cue.terms[i], stems(memory.content)))
+def topicals_against(cue: _Cue, memories: list) -> dict[int, float]:
+    """Best-facet topical relevance of memories that no channel returned (associations), by
+    pk, from one batch of cosines."""
+    out: dict[int, float] = {}
+    for memory, (cosines, _) in zip(memories, _memory_cosines(cue, memories), strict=True):
+        content = stems(memory.content)
+        out[memory.pk] = max(
+            (
+                scoring.topical(cos, scoring.coverage(cue.terms[i], content))
+                for i, cos in enumerate(cosines)
+            ),
+            default=0.0,
         )
-    return best
+    return out
 
 
 def _window(cue: str, scope: str, now: datetime, imported: bool) -> Window | None:

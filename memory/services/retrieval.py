@@ -42,6 +42,7 @@ def _entries(
         for it in ranking.memories
     ]
     associated: dict[str, list[Entry]] = {}
+    payloads: dict[int, dict] = {}  # a neighbour of several direct items renders once
     for parent, found in neighbours(
         ranking=ranking, scope=scope, floor=settings.SLOWAVE_MIN_RELEVANCE
     ).items():
@@ -54,7 +55,10 @@ def _entries(
                 scores={"weight": w, "topical": round(t, 4)},
                 parent=ids.memory_ref(parent),
                 weight=w,
-                payload=memory_payload(m, scope=scope, query=query, pathway="associated"),
+                payload=payloads.get(m.pk)
+                or payloads.setdefault(
+                    m.pk, memory_payload(m, scope=scope, query=query, pathway="associated")
+                ),
             )
             for m, w, t in found
         ]
