@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +30,13 @@ class Pool:
     dense: dict[int, int]
     lexical: dict[int, int]
     capped: bool
+    # Memories the cue found once its speaker names were left out: scored and admitted like the
+    # others, but with no channel rank to fuse.
+    related: set[int] = field(default_factory=set)
+
+    @property
+    def ids(self) -> set[int]:
+        return set(self.dense) | set(self.lexical) | self.related
 
 
 @dataclass(slots=True)
@@ -160,16 +167,18 @@ def scope_factor(memory: Memory | MemoryRow, scope: str) -> float:
 def pool_for(
     kind: str, text: str, vector: np.ndarray | None, scopes: list[str], limit: int = POOL
 ) -> Pool:
-    dense_hits = _dense(kind, vector, limit, scopes) if vector is not None else []
+    nearest = dense_hits(kind, vector, limit, scopes) if vector is not None else []
     lexical_hits = lexical.search(kind, text, scopes, limit)
     return Pool(
-        dense={row_id: rank for rank, (row_id, _) in enumerate(dense_hits, start=1)},
+        dense={row_id: rank for rank, (row_id, _) in enumerate(nearest, start=1)},
         lexical={row_id: rank for rank, (row_id, _) in enumerate(lexical_hits, start=1)},
-        capped=len(dense_hits) >= limit or len(lexical_hits) >= limit,
+        capped=len(nearest) >= limit or len(lexical_hits) >= limit,
     )
 
 
-def _dense(kind: str, vector: np.ndarray, limit: int, scopes: list[str]) -> list[tuple[int, float]]:
+def dense_hits(
+    kind: str, vector: np.ndarray, limit: int, scopes: list[str]
+) -> list[tuple[int, float]]:
     """Nearest rows of a kind. For memories: the union of the `limit` nearest by whole text and
     the owners of the `limit` nearest passages, each at its best cosine (so up to twice `limit`).
     Keeping the union, not its top `limit`, measured LoCoMo recall@20 +0.005 on the tuning

@@ -16,6 +16,7 @@ from memory.retrieval import context, scoring, speakers
 from memory.retrieval.candidates import (
     POOL,
     Pool,
+    dense_hits,
     load_episodes,
     load_memories,
     pool_for,
@@ -207,10 +208,18 @@ def _score_item(
 def _gather(cue: _Cue, kind: str, scopes: list[str]) -> list[Pool]:
     pools = []
     last = len(cue.facets) - 1
+    named = cue.rank_vectors is not None and cue.rank_vectors is not cue.vectors
     for i, facet in enumerate(cue.facets):
         vector = cue.vectors[i] if cue.vectors is not None else None
         limit = whole_cue_pool(facet) if i == last else POOL
-        pools.append(pool_for(kind, facet, vector, scopes, limit))
+        pool = pool_for(kind, facet, vector, scopes, limit)
+        if named and kind == "memory":
+            # A cue naming a speaker pulls in every line of theirs by the name alone; the
+            # name-free cue finds what was said about the subject (LoCoMo recall@20 +0.006
+            # tuning, +0.005 held out, once memories had passages).
+            found = dense_hits(kind, cue.rank_vectors[i], limit, scopes)
+            pool.related = {pk for pk, _ in found} - set(pool.dense)
+        pools.append(pool)
     return pools
 
 
@@ -275,7 +284,7 @@ def _rank_memories(
     cue: _Cue, scope: str, scopes: list[str], floor: float, now: datetime, with_context: bool
 ) -> tuple[list[Scored], bool]:
     pools = _gather(cue, "memory", scopes)
-    ids = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
+    ids = set().union(*(p.ids for p in pools)) if pools else set()
 
     def score_rows(rows) -> list[Scored]:
         visible = [m for m in rows if stage_visible(m, scope)]
@@ -369,7 +378,7 @@ def _near_duplicate(item: Scored, kept: _Kept) -> bool:
 
 def _rank_procedures(cue: _Cue, scope: str, floor: float) -> list[Scored]:
     pools = _gather(cue, "procedure", [scope])
-    keys = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
+    keys = set().union(*(p.ids for p in pools)) if pools else set()
     if not keys:
         return []
     rows = list(
@@ -405,7 +414,7 @@ def rank_episodes(*, ranking: Ranking, scope: str, now: datetime) -> list[Scored
 
 def _rank_episodes(cue: _Cue, scope: str, floor: float, now: datetime) -> list[Scored]:
     pools = _gather(cue, "episode", [scope])
-    ids = set().union(*(set(p.dense) | set(p.lexical) for p in pools)) if pools else set()
+    ids = set().union(*(p.ids for p in pools)) if pools else set()
     out = []
     for episode in load_episodes(ids, scope):
         item = Scored(obj=episode, vector=embeddings.from_blob(episode.embedding))

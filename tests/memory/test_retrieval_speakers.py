@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 import pytest
 from django.utils import timezone
 
-from memory.retrieval import speakers
+from memory.retrieval import candidates, engine, speakers
 from memory.retrieval.engine import rank
 from tests.memory.test_retrieval_dates import _remember
+from tests.memory.test_retrieval_signals import SCOPE, _facts
 
 pytestmark = pytest.mark.django_db
 
@@ -47,3 +48,25 @@ def test_it_puts_the_named_speakers_own_words_first(monkeypatch):
     assert first() == hers
     monkeypatch.setattr(speakers, "SPEAKER_WEIGHT", 0.0)
     assert first() != hers
+
+
+def test_a_cue_naming_a_speaker_also_searches_without_the_name(monkeypatch):
+    """With pools two deep, Ana's lines fill the named cue's pools by her name and "feel";
+    what Ben said about her comes in through the name-free cue alone (no word of it matches
+    the question, so BM25 cannot find it either)."""
+    moods = ["happy", "calm", "worried", "excited", "tired"]
+    topics = ["the weather", "soup", "the train", "tomatoes", "history", "the printer"]
+    lines = [f"Ana: I feel {moods[n % 5]} about {topics[n % 6]} (note {n})." for n in range(40)]
+    lines += [f"Ben: I fixed the bike chain on day {n}." for n in range(3)]
+    lines.append("Ben: She told me yachts terrify her.")
+    yachts = _facts(*lines)[-1]
+    monkeypatch.setattr(candidates, "POOL", 2)
+    monkeypatch.setattr(candidates, "WHOLE_CUE_POOL_PER_TERM", 0)
+    ranking = rank(
+        scope=SCOPE, cue="What does Ana feel about boats?", kind="recall", now=timezone.now()
+    )
+    assert ranking.cue.rank_vectors is not ranking.cue.vectors  # the cue names a speaker
+    (pool,) = engine._gather(ranking.cue, "memory", [SCOPE])
+    assert yachts not in pool.dense and yachts not in pool.lexical
+    assert yachts in pool.related
+    assert yachts in [it.obj.pk for it in ranking.memories]
