@@ -129,11 +129,3 @@ def index(memory_pk: int, scope: str, passages: np.ndarray) -> None:
     vectors = get_index()
     for ordinal, vector in enumerate(passages):
         vectors.upsert("passage", key(memory_pk, ordinal), scope, vector)
-
-
-def best_cosines(cue: np.ndarray, vector: np.ndarray, passages: np.ndarray | None) -> np.ndarray:
-    """Per cue row, the best cosine over the whole text and its passages."""
-    whole = cue @ vector
-    if passages is None:
-        return whole
-    return np.maximum(whole, (cue @ passages.T).max(axis=1))

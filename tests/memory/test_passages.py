@@ -8,18 +8,14 @@ from django.db import connection
 from django.utils import timezone
 
 from consolidation.services.backfill import embeddings_backfill
-from memory import passages
+from memory import embeddings, passages
 from memory.models import Memory, VectorRow
 from memory.retrieval.candidates import pool_for
 from memory.retrieval.engine import rank
-from memory.schemas import ActivateIn, RememberIn
-from memory.services.activate import session_activate
-from memory.services.remember import memory_remember
-from memory.services.sessions import ClientInfo
 from memory.vectors import get_index
 from memory.vectors.numpy_index import NumpyIndex
+from tests.memory.test_retrieval_signals import SCOPE, _facts
 
-SCOPE = "project:passages"
 NOTES = (
     "Deploy notes: the staging cluster was upgraded to Kubernetes 1.30 on Monday. "
     "Grafana dashboards were moved to the new folder. "
@@ -61,23 +57,6 @@ def test_keys_name_their_memory():
     assert passages.key(1234, 0) != passages.key(1233, passages.KEY_SPAN - 1)
 
 
-def _remember(*lines: str) -> list[int]:
-    opened = session_activate(
-        data=ActivateIn(task="seed", initial_goal="g", scope=SCOPE),
-        client=ClientInfo(),
-        now=timezone.now(),
-    )
-    reply = memory_remember(
-        data=RememberIn(
-            scope=SCOPE,
-            session_id=opened["session_id"],
-            memories=[{"content": line, "type": "fact"} for line in lines],
-        ),
-        now=timezone.now(),
-    )
-    return [int(r["data"]["memory_id"][4:]) for r in reply["results"]]
-
-
 def _ranked(cue: str) -> list[int]:
     return [
         it.obj.pk for it in rank(scope=SCOPE, cue=cue, kind="recall", now=timezone.now()).memories
@@ -96,7 +75,7 @@ def _drop_passages(pk: int) -> None:
 
 @pytest.mark.django_db
 def test_a_question_about_one_sentence_finds_the_memory_only_through_its_passage():
-    (notes, noise) = _remember(NOTES, "The API gateway is written in Go.")
+    (notes, noise) = _facts(NOTES, "The API gateway is written in Go.")
     stored = passages.from_blob(Memory.objects.get(pk=notes).passages)
     assert stored is not None and stored.shape == (4, 384)
     assert Memory.objects.get(pk=noise).passages == b""
@@ -111,24 +90,21 @@ def test_a_question_about_one_sentence_finds_the_memory_only_through_its_passage
 
 @pytest.mark.django_db
 def test_the_numpy_backend_seeds_passages_from_the_memory_rows():
-    (notes,) = _remember(NOTES)
+    (notes,) = _facts(NOTES)
     VectorRow.objects.filter(kind="passage").delete()  # a store written by sqlite-vec
     cue = passages.encode([QUESTION])[0].vector
     hits = NumpyIndex().knn("passage", cue, 1, [SCOPE])
     assert [passages.owner(key) for key, _ in hits] == [notes]
     whole = NumpyIndex().knn("memory", cue, 1, [SCOPE])
     assert hits[0][1] > whole[0][1] + 0.1
-    assert np.isclose(hits[0][1], passages.best_cosines(cue[None], *_vectors(notes))[0], atol=1e-5)
-
-
-def _vectors(pk: int) -> tuple[np.ndarray, np.ndarray | None]:
-    row = Memory.objects.get(pk=pk)
-    return np.frombuffer(bytes(row.embedding), dtype=np.float32), passages.from_blob(row.passages)
+    vector = embeddings.from_blob(Memory.objects.get(pk=notes).embedding)
+    parts = passages.from_blob(Memory.objects.get(pk=notes).passages)
+    assert np.isclose(hits[0][1], max(float(cue @ vector), float((parts @ cue).max())), atol=1e-5)
 
 
 @pytest.mark.django_db
 def test_the_dense_pool_ranks_a_memory_by_its_nearest_passage():
-    notes, records = _remember(NOTES, "Customer records are stored for seven years.")
+    notes, records = _facts(NOTES, "Customer records are stored for seven years.")
     cue = passages.encode([QUESTION])[0].vector
     assert [key for key, _ in get_index().knn("memory", cue, 1, [SCOPE])] == [records]
     pool = pool_for("memory", QUESTION, cue, [SCOPE], limit=1)
