@@ -7,12 +7,16 @@ from django.db import connection
 
 from memory.embeddings import to_blob
 from memory.vectors import check_kind as _check_kind
+from memory.vectors.vec_mirror import VecMirror
 
 
 class SqliteVecIndex:
     """vec0 tables partitioned by scope, cosine distance, brute force (exact)."""
 
     name = "sqlite-vec"
+
+    def __init__(self) -> None:
+        self._mirrors: dict[str, VecMirror] = {}
 
     def upsert(self, kind: str, row_id: int, scope: str, vector: np.ndarray) -> None:
         _check_kind(kind)
@@ -22,11 +26,17 @@ class SqliteVecIndex:
                 f"INSERT INTO vec_{kind}(rowid, scope, embedding) VALUES (%s, %s, %s)",
                 [row_id, scope, to_blob(vector)],
             )
+        self._touched(kind, row_id)
 
     def delete(self, kind: str, row_id: int) -> None:
         _check_kind(kind)
         with connection.cursor() as cursor:
             cursor.execute(f"DELETE FROM vec_{kind} WHERE rowid = %s", [row_id])
+        self._touched(kind, row_id)
+
+    def _touched(self, kind: str, row_id: int) -> None:
+        if (mirror := self._mirrors.get(kind)) is not None:
+            mirror.forget_from(row_id)
 
     def knn(
         self, kind: str, vector: np.ndarray, k: int, scopes: list[str]
@@ -46,19 +56,14 @@ class SqliteVecIndex:
         return hits[:k]
 
     def knn_all_scopes(self, kind: str, vector: np.ndarray, k: int) -> list[tuple[int, float, str]]:
-        """(id, cosine, scope) over every partition at once: one scan instead of one per scope."""
-        _check_kind(kind)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT rowid, distance, scope FROM vec_{kind} "
-                "WHERE embedding MATCH %s AND k = %s",
-                [to_blob(vector), k],
-            )
-            return [
-                (int(row_id), 1.0 - float(distance), scope) for row_id, distance, scope in cursor
-            ]
+        """(id, cosine, scope) over every partition at once."""
+        return self.knn_all_scopes_many(kind, np.asarray(vector)[None, :], k)[0]
 
     def knn_all_scopes_many(
         self, kind: str, vectors: np.ndarray, k: int
     ) -> list[list[tuple[int, float, str]]]:
-        return [self.knn_all_scopes(kind, vector, k) for vector in vectors]
+        """One matrix product over an in-process copy of the table (vec_mirror), not one
+        brute-force scan of the whole table per vector."""
+        _check_kind(kind)
+        mirror = self._mirrors.get(kind) or self._mirrors.setdefault(kind, VecMirror(kind))
+        return mirror.search(vectors, k)

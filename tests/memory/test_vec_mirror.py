@@ -1,0 +1,80 @@
+"""sqlite-vec's search across every scope answers from an in-process copy of the table: it must
+give what a brute-force scan of the table gives, through new rows, rewrites and rollbacks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection, transaction
+
+from memory.embeddings import to_blob
+from memory.vectors.sqlite_vec import SqliteVecIndex
+
+committing = pytest.mark.django_db(transaction=True)
+BASE = 8_000_000  # keys far above any real row: the sqlite-vec tables outlive a test's flush
+
+
+@pytest.fixture(autouse=True)
+def _clean_vec_table():
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM vec_memory WHERE rowid >= %s", [BASE])
+
+
+def _vectors(n: int, seed: int) -> np.ndarray:
+    vectors = np.random.default_rng(seed).normal(size=(n, 384)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _table_scan(query: np.ndarray, k: int) -> list[tuple[int, str]]:
+    """sqlite-vec's own brute-force answer over every partition."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT rowid, scope FROM vec_memory WHERE embedding MATCH %s AND k = %s",
+            [to_blob(query), k],
+        )
+        return [(int(rowid), scope) for rowid, scope in cursor]
+
+
+def _found(hits) -> list[tuple[int, str]]:
+    return [(key, scope) for key, _, scope in hits]
+
+
+@committing
+def test_the_copy_answers_as_the_table_does_through_new_rows_rewrites_and_deletes():
+    index, vectors, queries = SqliteVecIndex(), _vectors(240, seed=5), _vectors(8, seed=6)
+
+    def agrees() -> None:
+        batched = index.knn_all_scopes_many("memory", queries, 12)
+        assert [_found(hits) for hits in batched] == [_table_scan(q, 12) for q in queries]
+
+    for key, vector in enumerate(vectors[:120], start=BASE):
+        index.upsert("memory", key, f"project:{key % 4}", vector)
+    agrees()
+    for key, vector in enumerate(vectors[120:], start=BASE + 120):  # caught up, not re-read
+        index.upsert("memory", key, f"project:{key % 4}", vector)
+    agrees()
+    index.upsert("memory", BASE + 5, "project:moved", queries[0])  # re-embedded in place
+    index.delete("memory", BASE + 7)
+    agrees()
+    assert _found(index.knn_all_scopes("memory", queries[0], 1)) == [(BASE + 5, "project:moved")]
+    assert BASE + 7 not in [key for key, _, _ in index.knn_all_scopes("memory", vectors[7], 5)]
+
+
+@committing
+def test_rows_of_a_rolled_back_transaction_leave_the_copy():
+    index, vectors = SqliteVecIndex(), _vectors(3, seed=8)
+    index.upsert("memory", BASE + 1, "project:a", vectors[0])
+    assert _found(index.knn_all_scopes("memory", vectors[0], 1)) == [(BASE + 1, "project:a")]
+    with pytest.raises(RuntimeError):
+        with transaction.atomic():
+            index.upsert("memory", BASE + 2, "project:a", vectors[1])
+            # inside the transaction its own row is found ...
+            assert _found(index.knn_all_scopes("memory", vectors[1], 1)) == [
+                (BASE + 2, "project:a")
+            ]
+            raise RuntimeError("roll back")
+    # ... and after the rollback it is gone; the same rowid written again is the new vector.
+    assert BASE + 2 not in [key for key, _, _ in index.knn_all_scopes("memory", vectors[1], 50)]
+    index.upsert("memory", BASE + 2, "project:b", vectors[2])
+    assert _found(index.knn_all_scopes("memory", vectors[2], 1)) == [(BASE + 2, "project:b")]
