@@ -80,7 +80,8 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
     facts = scope_facts(scope)
     idf_of = _idf_table(cue, scope, facts.eligible)
     words = frozenset(tokens(cue))
-    vectors, rank_vectors = _encode(facets, speakers.scope_speakers(scope, facts) & words)
+    named = speakers.scope_speakers(scope, facts) & words
+    vectors, rank_vectors = _encode(facets, named)
     prepared = _Cue(
         facets=facets,
         vectors=vectors,
@@ -95,6 +96,7 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
     if kind == "activate":
         memories = _apply_margin(memories, len(facets), settings.SLOWAVE_RELATIVE_MARGIN)
     memories = _order(memories)
+    memories = speakers.lead_with_named(memories, named, lambda it: it.obj.content)
     procedures = _rank_procedures(prepared, scope, floor)
     return Ranking(
         facets=facets,

@@ -8,7 +8,9 @@ still rests on `topical`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TypeVar
 
 from memory.retrieval.scope_facts import ScopeFacts
 from memory.text import tokens
@@ -17,6 +19,7 @@ from memory.text import tokens
 _LABEL = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
 # Measured on LoCoMo (tune and held-out conversations alike): +0.01 evidence recall@5.
 SPEAKER_WEIGHT = 0.05
+T = TypeVar("T")
 
 
 def speaker(content: str) -> str | None:
@@ -29,6 +32,26 @@ def bonus(content: str, cue_words: frozenset[str]) -> float:
     """SPEAKER_WEIGHT when the memory's speaker is named in the cue, else 0."""
     who = speaker(content)
     return SPEAKER_WEIGHT if who is not None and who in cue_words else 0.0
+
+
+# A cue naming one speaker opens with up to this many of that speaker's own lines. On LoCoMo
+# (tuning and held-out conversations alike) it moved no evidence out of the first 5, 10 or 20
+# items overall and raised the keyword hit rate from 72.1 to 77.5 %: a question about what one
+# person did no longer opens with the other person's line on the subject. Five lines would gain
+# 3 points more but push the evidence of misattributed questions out of the first five.
+LEAD = 3
+
+
+def lead_with_named(items: list[T], named: frozenset[str], content: Callable[[T], str]) -> list[T]:
+    """The items reordered so the first LEAD of the named speaker's lines come first, when the
+    cue names exactly one speaker; otherwise unchanged. Nothing is dropped."""
+    if len(named) != 1:
+        return items
+    first = [it for it in items if speaker(content(it)) in named][:LEAD]
+    if not first:
+        return items
+    chosen = {id(it) for it in first}
+    return first + [it for it in items if id(it) not in chosen]
 
 
 RECENT_LINES = 500  # speaker labels are read from the scope's latest memories

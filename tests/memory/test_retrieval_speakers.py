@@ -25,7 +25,9 @@ def test_it_reads_the_speaker_label_of_a_transcript_line():
 
 
 def test_it_puts_the_named_speakers_own_words_first(monkeypatch):
-    # Both lines name both people and are about camping; only the speaker differs.
+    # Both lines name both people and are about camping; only the speaker differs. The score
+    # signal is under test here, so no lines are led by speaker.
+    monkeypatch.setattr(speakers, "LEAD", 0)
     when = datetime(2023, 8, 1, tzinfo=UTC)
     for line in (
         "Caroline: Hi Melanie, nice to see you",
@@ -70,3 +72,30 @@ def test_a_cue_naming_a_speaker_also_searches_without_the_name(monkeypatch):
     assert yachts not in pool.dense and yachts not in pool.lexical
     assert yachts in pool.related
     assert yachts in [it.obj.pk for it in ranking.memories]
+
+
+def test_a_cue_naming_one_speaker_opens_with_their_own_lines(monkeypatch):
+    """The race was Melanie's; a question that gives it to Caroline opens with Caroline's own
+    lines on running, and still returns Melanie's race further down."""
+    lines = [
+        "Caroline: Running in the morning clears my head before work.",
+        "Caroline: I signed up for a running club near the park.",
+        "Melanie: The kids loved the pottery class on Saturday.",
+        "Melanie: We painted the fence blue last weekend.",
+        "Caroline: My shoes wore out after a month of running.",
+        "Melanie: I ran a charity race for mental health and realized self-care matters most.",
+    ]
+    ids = _facts(*lines)
+    race = ids[-1]
+    carolines = {pk for pk, line in zip(ids, lines, strict=True) if line.startswith("Caroline")}
+
+    def order() -> list[int]:
+        cue = "What did Caroline realize after her charity race?"
+        ranking = rank(scope=SCOPE, cue=cue, kind="recall", now=timezone.now())
+        return [it.obj.pk for it in ranking.memories]
+
+    led = order()
+    assert set(led[:3]) <= carolines and led[0] in carolines
+    assert race in led
+    monkeypatch.setattr(speakers, "LEAD", 0)
+    assert order()[0] == race
