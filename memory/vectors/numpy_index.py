@@ -27,29 +27,13 @@ from memory import passages
 from memory.embeddings import from_blob, to_blob
 from memory.models import Episode, Memory, Procedure, Prototype, VectorRow, VectorStamp
 from memory.vectors import KINDS, check_kind
+from memory.vectors.matrix import top, units
 
 _DIRTY = "_slowave_vectors_dirty"
 _NEWEST = f'SELECT MAX("id") FROM "{VectorRow._meta.db_table}"'  # both vendors' quoting
 Row = tuple[int, str, int, str, "np.ndarray | None"]  # (id, kind, key, scope, vector or None)
 Part = tuple[np.ndarray, np.ndarray, np.ndarray]  # (keys, cosines, scope numbers), one query
 _NOTHING: Part = (np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.int64))
-
-
-def _units(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms > 0, norms, 1).astype(np.float32)
-
-
-def _top(keys: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the k highest scores, best first, ties broken by the smaller key (the
-    sqlite-vec order). Every score equal to the k-th is a candidate, so the tie break holds
-    at the cut too."""
-    if len(scores) > k:
-        cut = len(scores) - k
-        candidates = np.flatnonzero(scores >= np.partition(scores, cut)[cut])
-        order = np.lexsort((keys[candidates], -scores[candidates]))[:k]
-        return candidates[order]
-    return np.lexsort((keys, -scores))
 
 
 class _Matrix:
@@ -102,7 +86,7 @@ def _scan(
         keys, scores = keys[live], scores[:, live]
     out = []
     for row in scores:
-        best = _top(keys, row, k)
+        best = top(keys, row, k)
         out.append((keys[best], row[best]))
     return out
 
@@ -204,7 +188,7 @@ class NumpyIndex:
             ]
         if not chosen and not pending:
             return [_NOTHING for _ in vectors], []
-        queries = _units(np.asarray(vectors, dtype=np.float32))
+        queries = units(np.asarray(vectors, dtype=np.float32))
         names = [scope for scope, _ in chosen]
         parts: list[list[Part]] = [[] for _ in queries]
         for number, (_, snapshot) in enumerate(chosen):
@@ -257,8 +241,8 @@ class NumpyIndex:
         ]
         live = [i for i, row in enumerate(out) if row[4] is not None]
         if live:
-            units = _units(np.stack([out[i][4] for i in live]))
-            for i, unit in zip(live, units, strict=True):
+            scaled = units(np.stack([out[i][4] for i in live]))
+            for i, unit in zip(live, scaled, strict=True):
                 out[i] = (*out[i][:4], unit)
         return out
 
@@ -273,7 +257,7 @@ def _score_on_the_side(
     where = np.array([names.index(row[3]) for row in pending])
     side = queries @ np.stack([row[4] for row in pending]).T
     for found, scores in zip(parts, side, strict=True):
-        best = _top(keys, scores, k)
+        best = top(keys, scores, k)
         found.append((keys[best], scores[best], where[best]))
 
 
@@ -281,7 +265,7 @@ def _merge(found: list[Part], k: int) -> Part:
     if len(found) == 1:
         return found[0]
     keys, scores, where = (np.concatenate(column) for column in zip(*found, strict=True))
-    best = _top(keys, scores, k)
+    best = top(keys, scores, k)
     return keys[best], scores[best], where[best]
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from django.db import connection, transaction
 
 from memory.embeddings import DIMENSIONS, from_blob
+from memory.vectors.matrix import top, units
 
 Hit = tuple[int, float, str]  # (rowid, cosine, scope)
 
@@ -48,17 +49,10 @@ class VecMirror:
             )
             if not self._size or k <= 0:
                 return [[] for _ in queries]
-            queries = np.asarray(queries, dtype=np.float32)
-            norms = np.linalg.norm(queries, axis=1, keepdims=True)
-            scores = (queries / np.where(norms > 0, norms, 1)) @ vectors.T
+            scores = units(np.asarray(queries, dtype=np.float32)) @ vectors.T
             found = []
             for row in scores:
-                if len(row) > k:
-                    cut = len(row) - k
-                    candidates = np.flatnonzero(row >= np.partition(row, cut)[cut])
-                else:
-                    candidates = np.arange(len(row))
-                best = candidates[np.lexsort((keys[candidates], -row[candidates]))][:k]
+                best = top(keys, row, k)
                 found.append(
                     [(int(keys[i]), float(row[i]), self._names[scopes[i]]) for i in best.tolist()]
                 )
@@ -102,9 +96,7 @@ class VecMirror:
             self._keys = _grown(self._keys, capacity)
             self._scopes = _grown(self._scopes, capacity)
         end = self._size + len(rows)
-        block = np.stack([from_blob(blob) for _, _, blob in rows])
-        norms = np.linalg.norm(block, axis=1, keepdims=True)
-        self._vectors[self._size : end] = block / np.where(norms > 0, norms, 1)
+        self._vectors[self._size : end] = units(np.stack([from_blob(b) for _, _, b in rows]))
         self._keys[self._size : end] = [pk for pk, _, _ in rows]
         self._scopes[self._size : end] = [self._scope_number(scope) for _, scope, _ in rows]
         self._size = end
