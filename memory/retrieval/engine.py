@@ -96,7 +96,7 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
     if kind == "activate":
         memories = _apply_margin(memories, len(facets), settings.SLOWAVE_RELATIVE_MARGIN)
     memories = _order(memories)
-    memories = speakers.lead_with_named(memories, named, lambda it: it.obj.content)
+    memories = speakers.lead_with_named(memories, named, _current_line)
     procedures = _rank_procedures(prepared, scope, floor)
     return Ranking(
         facets=facets,
@@ -106,6 +106,10 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
         procedures=procedures,
         cue=prepared,
     )
+
+
+def _current_line(item: Scored) -> str | None:
+    return item.obj.content if item.obj.status == Memory.Status.ACTIVE else None
 
 
 def _encode(

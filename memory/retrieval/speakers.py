@@ -42,12 +42,17 @@ def bonus(content: str, cue_words: frozenset[str]) -> float:
 LEAD = 3
 
 
-def lead_with_named(items: list[T], named: frozenset[str], content: Callable[[T], str]) -> list[T]:
+def lead_with_named(
+    items: list[T], named: frozenset[str], line: Callable[[T], str | None]
+) -> list[T]:
     """The items reordered so the first LEAD of the named speaker's lines come first, when the
-    cue names exactly one speaker; otherwise unchanged. Nothing is dropped."""
+    cue names exactly one speaker; otherwise unchanged. Nothing is dropped. `line` gives an
+    item's text, or None for one that may not lead (a stale line stays behind what replaced
+    it, spec §7)."""
     if len(named) != 1:
         return items
-    first = [it for it in items if speaker(content(it)) in named][:LEAD]
+    own = [it for it in items if (text := line(it)) is not None and speaker(text) in named]
+    first = own[:LEAD]
     if not first:
         return items
     chosen = {id(it) for it in first}

@@ -51,7 +51,7 @@ def test_the_copy_answers_as_the_table_does_through_new_rows_rewrites_and_delete
     for key, vector in enumerate(vectors[:120], start=BASE):
         index.upsert("memory", key, f"project:{key % 4}", vector)
     agrees()
-    for key, vector in enumerate(vectors[120:], start=BASE + 120):  # caught up, not re-read
+    for key, vector in enumerate(vectors[120:], start=BASE + 120):  # rows above the copy
         index.upsert("memory", key, f"project:{key % 4}", vector)
     agrees()
     index.upsert("memory", BASE + 5, "project:moved", queries[0])  # re-embedded in place
