@@ -1,4 +1,7 @@
-"""The sqlite-vec backend: `vec0` tables partitioned by scope, cosine distance, brute force."""
+"""The sqlite-vec backend: `vec0` tables partitioned by scope, cosine distance, brute force.
+
+`vec_generation` (migration 0009) counts, per kind, the writes that are not new rows above every
+other, so an in-process copy of a table learns of another process's rewrites."""
 
 from __future__ import annotations
 
@@ -26,17 +29,22 @@ class SqliteVecIndex:
                 f"INSERT INTO vec_{kind}(rowid, scope, embedding) VALUES (%s, %s, %s)",
                 [row_id, scope, to_blob(vector)],
             )
-        self._touched(kind, row_id)
+            # A row at or below the highest one written is a rewrite or a backfill, which the
+            # copies of the table (vec_mirror) in every process must read again.
+            cursor.execute(
+                "UPDATE vec_generation SET rewrites = rewrites + (%s <= top), "
+                "top = max(top, %s) WHERE kind = %s",
+                [row_id, row_id, kind],
+            )
 
     def delete(self, kind: str, row_id: int) -> None:
         _check_kind(kind)
         with connection.cursor() as cursor:
             cursor.execute(f"DELETE FROM vec_{kind} WHERE rowid = %s", [row_id])
-        self._touched(kind, row_id)
-
-    def _touched(self, kind: str, row_id: int) -> None:
-        if (mirror := self._mirrors.get(kind)) is not None:
-            mirror.forget_from(row_id)
+            if cursor.rowcount > 0:
+                cursor.execute(
+                    "UPDATE vec_generation SET rewrites = rewrites + 1 WHERE kind = %s", [kind]
+                )
 
     def knn(
         self, kind: str, vector: np.ndarray, k: int, scopes: list[str]

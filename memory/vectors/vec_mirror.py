@@ -4,13 +4,14 @@ sqlite-vec answers a search over every scope with a brute-force scan of the whol
 query vector: remembering a batch cost ~10 ms per item at 20k memories and grew with the store
 (corroboration, spec §6.3). This copy answers a whole batch with one matrix product.
 
-Rows are written with ever higher rowids (a memory's vector is written when the memory is
+Rows are mostly written with ever higher rowids (a memory's vector is written when the memory is
 created), so the copy is a list in rowid order that catches up on the rows above the last rowid
-it holds. A write in this process below that rowid (a re-embedding) drops the copy, to be read
-again in full; the same write from another process is seen once this one restarts. SQLite has one
-writer at a time, so a search inside a write transaction may see that transaction's own rows:
-they stay provisional until it commits, and a search after a rollback reads the rows above the
-last committed rowid again.
+it holds. Any other write (a re-embedding, a backfill, a delete), from this process or another,
+bumps the kind's count in `vec_generation`; a search that finds the count moved drops the copy
+and reads the table again in full. SQLite has one writer at a time, so a search inside a write
+transaction may see that transaction's own rows and count: they stay provisional until it
+commits, and a search after a rollback reads the rows above the last committed rowid again (and
+the whole table, if the rolled-back transaction had moved the count).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ Hit = tuple[int, float, str]  # (rowid, cosine, scope)
 
 class VecMirror:
     def __init__(self, kind: str) -> None:
+        self._kind = kind
         self._table = f"vec_{kind}"
         self._vectors = np.zeros((0, DIMENSIONS), dtype=np.float32)
         self._keys = np.zeros(0, dtype=np.int64)
@@ -36,6 +38,7 @@ class VecMirror:
         self._number: dict[str, int] = {}
         self._size = 0
         self._confirmed = 0  # every committed row up to this key is held
+        self._generation: int | None = None  # vec_generation.rewrites the copy was read under
         self._lock = threading.Lock()
 
     def search(self, queries: np.ndarray, k: int) -> list[list[Hit]]:
@@ -60,9 +63,16 @@ class VecMirror:
 
     def _catch_up(self) -> None:
         # Drop what a transaction that never committed left, then read everything above the
-        # last committed key (in a write transaction: its own rows, provisionally).
+        # last committed key (in a write transaction: its own rows, provisionally). A moved
+        # rewrite count means rows below that key changed: read everything.
         self._size = int(np.searchsorted(self._keys[: self._size], self._confirmed, side="right"))
         with connection.cursor() as cursor:
+            cursor.execute("SELECT rewrites FROM vec_generation WHERE kind = %s", [self._kind])
+            found = cursor.fetchone()
+            generation = found[0] if found else None
+            if generation != self._generation:
+                self._size = self._confirmed = 0
+                self._generation = generation
             cursor.execute(
                 f"SELECT rowid, scope, embedding FROM {self._table} "
                 "WHERE rowid > %s ORDER BY rowid",
@@ -76,12 +86,6 @@ class VecMirror:
             self._confirmed = max(self._confirmed, newest)
         elif newest > self._confirmed:
             transaction.on_commit(lambda: self._confirm(newest))
-
-    def forget_from(self, rowid: int) -> None:
-        """A row at or below what is held changed: read the whole table again next time."""
-        with self._lock:
-            if self._size and rowid <= int(self._keys[self._size - 1]):
-                self._size = self._confirmed = 0
 
     def _confirm(self, newest: int) -> None:
         with self._lock:

@@ -19,6 +19,10 @@ def _clean_vec_table():
     yield
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM vec_memory WHERE rowid >= %s", [BASE])
+        cursor.execute(
+            "UPDATE vec_generation SET top = (SELECT coalesce(max(rowid), 0) FROM vec_memory) "
+            "WHERE kind = 'memory'"
+        )
 
 
 def _vectors(n: int, seed: int) -> np.ndarray:
@@ -78,3 +82,26 @@ def test_rows_of_a_rolled_back_transaction_leave_the_copy():
     assert BASE + 2 not in [key for key, _, _ in index.knn_all_scopes("memory", vectors[1], 50)]
     index.upsert("memory", BASE + 2, "project:b", vectors[2])
     assert _found(index.knn_all_scopes("memory", vectors[2], 1)) == [(BASE + 2, "project:b")]
+
+
+@committing
+def test_another_process_rewrites_and_backfills_reach_the_copy():
+    # Each index keeps its own copy, as two processes do; they share only the database.
+    ours, theirs = SqliteVecIndex(), SqliteVecIndex()
+    vectors, queries = _vectors(40, seed=11), _vectors(6, seed=12)
+
+    def agrees() -> None:
+        batched = ours.knn_all_scopes_many("memory", queries, 10)
+        assert [_found(hits) for hits in batched] == [_table_scan(q, 10) for q in queries]
+
+    for key, vector in enumerate(vectors[:30], start=BASE):
+        if key != BASE + 10:  # stored without a vector, backfilled later
+            ours.upsert("memory", key, "project:a", vector)
+    agrees()
+    theirs.upsert("memory", BASE + 10, "project:a", queries[0])  # backfill below the newest row
+    assert _found(ours.knn_all_scopes("memory", queries[0], 1)) == [(BASE + 10, "project:a")]
+    theirs.upsert("memory", BASE + 3, "project:b", queries[1])  # re-embedded in place
+    assert _found(ours.knn_all_scopes("memory", queries[1], 1)) == [(BASE + 3, "project:b")]
+    theirs.delete("memory", BASE + 20)
+    assert BASE + 20 not in [key for key, _, _ in ours.knn_all_scopes("memory", vectors[20], 5)]
+    agrees()
