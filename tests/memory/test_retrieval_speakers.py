@@ -105,3 +105,29 @@ def test_a_cue_naming_one_speaker_opens_with_their_own_lines(monkeypatch):
     assert after[-1] == led[0]
     monkeypatch.setattr(speakers, "LEAD", 0)
     assert order()[0] == race
+
+
+def test_a_named_speakers_reply_about_the_listener_does_not_lead():
+    """Caroline praising Melanie's race is Caroline's line, but it is about Melanie: a question
+    about Caroline's race opens with what Caroline said of herself."""
+    lines = [
+        "Caroline: Wow Melanie, your charity race sounds amazing, you must be so proud of it!",
+        "Caroline: I went running by the river before my shift.",
+        "Caroline: My running club meets on Sunday mornings.",
+        "Caroline: I bought new shoes for my morning runs.",
+        "Melanie: I ran a charity race for mental health last weekend.",
+    ]
+    ids = _facts(*lines)
+    praise = ids[0]
+    cue = "What did Caroline realize after her charity race?"
+
+    def order() -> list[int]:
+        return [
+            it.obj.pk
+            for it in rank(scope=SCOPE, cue=cue, kind="recall", now=timezone.now()).memories
+        ]
+
+    assert speakers.of_themselves(lines[1]) and not speakers.of_themselves(lines[0])
+    led = order()
+    assert praise in led and praise not in led[:3]
+    assert set(led[:3]) == set(ids[1:4])
