@@ -34,12 +34,11 @@ def bonus(content: str, cue_words: frozenset[str]) -> float:
     return SPEAKER_WEIGHT if who is not None and who in cue_words else 0.0
 
 
-# A cue naming one speaker opens with up to this many of that speaker's own lines about
-# themselves. On LoCoMo (tuning and held-out conversations alike) it raised the keyword hit rate
-# from 72.1 to 82.6 %: a question about what one person did no longer opens with the other
-# person's line on the subject. Evidence recall@5 rose in categories 1-4 and fell in category 5,
-# whose evidence is that other person's line (kept in the first 20 all the same). Four lines
-# gain 0.5 points more for a loss of 0.03 in recall@5.
+# A cue naming one speaker opens with up to this many of that speaker's own accounts. On LoCoMo
+# (tuning and held-out conversations alike) it raised the keyword hit rate from 72.1 to 82.1 %:
+# a question about what one person did no longer opens with the other person's line on the
+# subject, nor with the named person's reaction to it. Evidence recall@5 rose in categories 1-4
+# and fell in category 5, whose evidence is the other person's line (still in the first 20).
 LEAD = 3
 _FIRST_PERSON = frozenset(
     "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours".split()
@@ -49,11 +48,17 @@ _WORD = re.compile(r"[a-z']+")
 
 
 def of_themselves(text: str) -> bool:
-    """Whether a line speaks more in the first person than to its listener ("I ran ..." rather
-    than "Wow, you ran ..."): a reply about the listener's news is not the speaker's own."""
+    """Whether a line is the speaker's own account: more first person than second ("I ran ..."
+    rather than "Wow, you ran ..."), or with neither, a statement ("The race starts at 7") rather
+    than a question to the listener ("Cool! Got any fav tunes?"). Measured against the pronoun
+    rule alone: keyword hits 82.6 -> 82.1 %, recall@5 in categories 1-4 up (single-hop 0.774 ->
+    0.779), so a plain statement of one's own still leads."""
     words = _WORD.findall(text.lower().replace("\u2019", "'"))
     first = sum(word in _FIRST_PERSON for word in words)
-    return first > sum(word in _SECOND_PERSON for word in words)
+    second = sum(word in _SECOND_PERSON for word in words)
+    if first == second == 0:
+        return "?" not in text
+    return first > second
 
 
 def lead_with_named(

@@ -128,6 +128,8 @@ def test_a_named_speakers_reply_about_the_listener_does_not_lead():
         ]
 
     assert speakers.of_themselves(lines[1]) and not speakers.of_themselves(lines[0])
+    assert speakers.of_themselves("Tim: The race starts at 7 am")
+    assert not speakers.of_themselves("Caroline: Cool! Got any fav tunes?")
     led = order()
     assert praise in led and praise not in led[:3]
     assert set(led[:3]) == set(ids[1:4])
