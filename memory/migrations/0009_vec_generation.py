@@ -4,7 +4,7 @@ below it (re-embeddings, backfills, deletes). A process's in-memory copy of a sq
 
 from django.db import migrations
 
-VECTOR_KINDS = ("memory", "episode", "procedure", "prototype")
+VECTOR_KINDS = ("memory", "episode", "procedure", "prototype", "passage")
 
 
 def create(apps, schema_editor):

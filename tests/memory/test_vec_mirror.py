@@ -8,6 +8,7 @@ import pytest
 from django.db import connection, transaction
 
 from memory.embeddings import to_blob
+from memory.vectors import KINDS
 from memory.vectors.sqlite_vec import SqliteVecIndex
 
 committing = pytest.mark.django_db(transaction=True)
@@ -105,3 +106,10 @@ def test_another_process_rewrites_and_backfills_reach_the_copy():
     theirs.delete("memory", BASE + 20)
     assert BASE + 20 not in [key for key, _, _ in ours.knn_all_scopes("memory", vectors[20], 5)]
     agrees()
+
+
+@pytest.mark.django_db
+def test_every_vector_kind_has_a_rewrite_count():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT kind FROM vec_generation")
+        assert {kind for (kind,) in cursor} == set(KINDS)
