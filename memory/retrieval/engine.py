@@ -12,7 +12,7 @@ from django.db.models import Max
 
 from memory import embeddings, lexical, passages
 from memory.models import Memory, Procedure
-from memory.retrieval import context, scoring, speakers
+from memory.retrieval import context, ordering, scoring, speakers
 from memory.retrieval.candidates import (
     POOL,
     Pool,
@@ -32,7 +32,6 @@ from memory.retrieval.temporal import Window, parse_window, temporal_bonus
 from memory.text import stems, tokens
 
 CROSS_SCOPE_TOPICAL = 0.40
-DUPLICATE_COSINE = 0.97
 EPISODE_RECENCY = 0.05
 # Spec §7.3 gives memories no recency; a small, fast-fading one lets an untimed question prefer
 # the newer of two comparable memories (scenario 25) without outweighing relevance.
@@ -94,9 +93,9 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
         prepared, scope, scopes, floor, now, with_context=kind == "recall"
     )
     if kind == "activate":
-        memories = _apply_margin(memories, len(facets), settings.SLOWAVE_RELATIVE_MARGIN)
-    memories = _order(memories)
-    memories = speakers.lead_with_named(memories, named, _current_line)
+        memories = ordering.apply_margin(memories, len(facets), settings.SLOWAVE_RELATIVE_MARGIN)
+    memories = ordering.order(memories)
+    memories = speakers.lead_with_named(memories, named, ordering.current_line)
     procedures = _rank_procedures(prepared, scope, floor)
     return Ranking(
         facets=facets,
@@ -106,10 +105,6 @@ def rank(*, scope: str, cue: str, kind: str, now: datetime) -> Ranking:
         procedures=procedures,
         cue=prepared,
     )
-
-
-def _current_line(item: Scored) -> str | None:
-    return item.obj.content if item.obj.status == Memory.Status.ACTIVE else None
 
 
 def _encode(
@@ -328,58 +323,6 @@ def _rank_memories(
 
 def scoring_pool_floor(pools: list[Pool]) -> int:
     return max((max(len(p.dense), len(p.lexical)) for p in pools), default=0)
-
-
-def _apply_margin(items: list[Scored], n_facets: int, margin: float) -> list[Scored]:
-    best = [max((it.facet_topical[i] for it in items), default=0.0) for i in range(n_facets)]
-    return [
-        it for it in items if any(it.facet_topical[i] >= best[i] - margin for i in range(n_facets))
-    ]
-
-
-def _order(items: list[Scored]) -> list[Scored]:
-    key = lambda it: (-it.score, -it.obj.salience, it.obj.pk)  # noqa: E731
-    current = sorted((it for it in items if it.obj.status == Memory.Status.ACTIVE), key=key)
-    historical = sorted((it for it in items if it.obj.status == Memory.Status.STALE), key=key)
-    ordered: list[Scored] = []
-    kept_vectors = _Kept(len(items))
-    placed = {it.obj.pk: it for it in current}
-    followers: dict[int, list[Scored]] = {}
-    orphans: list[Scored] = []
-    for it in historical:
-        if it.obj.superseded_by_id in placed:
-            followers.setdefault(it.obj.superseded_by_id, []).append(it)
-        else:
-            orphans.append(it)
-    for it in current:
-        for candidate in [it, *followers.get(it.obj.pk, [])]:
-            if _near_duplicate(candidate, kept_vectors):
-                continue
-            ordered.append(candidate)
-            kept_vectors.add(candidate.vector)
-    for it in orphans:
-        if not _near_duplicate(it, kept_vectors):
-            ordered.append(it)
-    return ordered
-
-
-class _Kept:
-    """Vectors already placed, in one preallocated matrix (no restacking per candidate)."""
-
-    def __init__(self, capacity: int) -> None:
-        self.rows = np.zeros((max(capacity, 1), embeddings.DIMENSIONS), dtype=np.float32)
-        self.count = 0
-
-    def add(self, vector: np.ndarray | None) -> None:
-        if vector is not None:
-            self.rows[self.count] = vector
-            self.count += 1
-
-
-def _near_duplicate(item: Scored, kept: _Kept) -> bool:
-    if item.vector is None or not kept.count:
-        return False
-    return bool(np.max(kept.rows[: kept.count] @ item.vector) >= DUPLICATE_COSINE)
 
 
 def _rank_procedures(cue: _Cue, scope: str, floor: float) -> list[Scored]:
