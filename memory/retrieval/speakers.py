@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from memory.retrieval.scope_facts import ScopeFacts
-from memory.text import tokens
+from memory.text import TOKEN_RE, tokens
 
 # Up to three capitalised words and a colon open a transcript line: "Caroline: ...", "Dr Lee: ...".
 _LABEL = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
@@ -40,11 +40,9 @@ def bonus(content: str, cue_words: frozenset[str]) -> float:
 # subject, nor with the named person's reaction to it. Evidence recall@5 rose in categories 1-4
 # and fell in category 5, whose evidence is the other person's line (still in the first 20).
 LEAD = 3
-_FIRST_PERSON = frozenset(
-    "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours".split()
-)
-_SECOND_PERSON = frozenset("you you're you've you'd you'll your yours yourself yourselves".split())
-_WORD = re.compile(r"[a-z']+")
+# Contractions split into their pronoun ("I'm" -> "i", "m"), so the bare forms count them.
+_FIRST_PERSON = frozenset("i me my mine myself we us our ours".split())
+_SECOND_PERSON = frozenset("you your yours yourself yourselves".split())
 
 
 def of_themselves(text: str) -> bool:
@@ -53,7 +51,7 @@ def of_themselves(text: str) -> bool:
     than a question to the listener ("Cool! Got any fav tunes?"). Measured against the pronoun
     rule alone: keyword hits 82.6 -> 82.1 %, recall@5 in categories 1-4 up (single-hop 0.774 ->
     0.779), so a plain statement of one's own still leads."""
-    words = _WORD.findall(text.lower().replace("\u2019", "'"))
+    words = TOKEN_RE.findall(text.lower())
     first = sum(word in _FIRST_PERSON for word in words)
     second = sum(word in _SECOND_PERSON for word in words)
     if first == second == 0:

@@ -11,7 +11,7 @@ from memory.models import Memory
 from memory.retrieval import candidates, engine, speakers
 from memory.retrieval.engine import rank
 from tests.memory.test_retrieval_dates import _remember
-from tests.memory.test_retrieval_signals import SCOPE, _facts
+from tests.memory.test_retrieval_signals import SCOPE, _facts, _ranked
 
 pytestmark = pytest.mark.django_db
 
@@ -90,21 +90,17 @@ def test_a_cue_naming_one_speaker_opens_with_their_own_lines(monkeypatch):
     race = ids[-1]
     carolines = {pk for pk, line in zip(ids, lines, strict=True) if line.startswith("Caroline")}
 
-    def order() -> list[int]:
-        cue = "What did Caroline realize after her charity race?"
-        ranking = rank(scope=SCOPE, cue=cue, kind="recall", now=timezone.now())
-        return [it.obj.pk for it in ranking.memories]
-
-    led = order()
+    cue = "What did Caroline realize after her charity race?"
+    led = _ranked(cue)
     assert len(led[:3]) == 3 and set(led[:3]) <= carolines
     assert race in led
     # A stale line of hers stays with the historical items, behind every current one.
     Memory.objects.filter(pk=led[0]).update(status=Memory.Status.STALE, stale_reason="outdated")
-    after = order()
+    after = _ranked(cue)
     assert after[0] in carolines - {led[0]}
     assert after[-1] == led[0]
     monkeypatch.setattr(speakers, "LEAD", 0)
-    assert order()[0] == race
+    assert _ranked(cue)[0] == race
 
 
 def test_a_named_speakers_reply_about_the_listener_does_not_lead():
@@ -120,16 +116,10 @@ def test_a_named_speakers_reply_about_the_listener_does_not_lead():
     ids = _facts(*lines)
     praise = ids[0]
     cue = "What did Caroline realize after her charity race?"
-
-    def order() -> list[int]:
-        return [
-            it.obj.pk
-            for it in rank(scope=SCOPE, cue=cue, kind="recall", now=timezone.now()).memories
-        ]
-
     assert speakers.of_themselves(lines[1]) and not speakers.of_themselves(lines[0])
     assert speakers.of_themselves("Tim: The race starts at 7 am")
     assert not speakers.of_themselves("Caroline: Cool! Got any fav tunes?")
-    led = order()
+    assert speakers.of_themselves("Caroline: I\u2019m back at the club")  # typographic apostrophe
+    led = _ranked(cue)
     assert praise in led and praise not in led[:3]
     assert set(led[:3]) == set(ids[1:4])
