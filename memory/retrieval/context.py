@@ -25,6 +25,13 @@ CONTEXT_MIN_OWN = 0.30
 # Measured on LoCoMo (tuned on two conversations, confirmed on three held out): multi-hop
 # recall@20 +0.015 / +0.013, overall recall@20 +0.006 / 0.000; fetching too: no better held out.
 FAR_SHARE = 0.5
+# The turn right after a question that matches the cue is likely its answer, and answers often
+# share few words with the cue ("Who's your favourite team?" -> "The Wolves are solid"). It ranks
+# higher by REPLY_WEIGHT x (the question's topical - REPLY_FROM): only a question that matches
+# well lends anything. Measured on LoCoMo (two tuning conversations, three held out): evidence
+# recall@5 +0.018 / +0.013, @10 +0.013 / +0.008, @20 +0.006 / -0.001; keyword hits 82.1 -> 82.4 %.
+REPLY_WEIGHT = 1.0
+REPLY_FROM = 0.5
 
 
 def _positions(items: list[Any]) -> dict[int, tuple[str, int]]:
@@ -50,10 +57,17 @@ def _around(positions: dict[int, tuple[str, int]]) -> dict[tuple[str, int], int]
         return {(s, q): pk for pk, s, q in cursor if (s, q) in wanted}
 
 
-def add_context(items: list[Any], score_rows: Callable[[list[MemoryRow]], list[Any]]) -> list[Any]:
-    """Score the neighbours of the strongest items and give every item its context value.
+def asks(text: str) -> bool:
+    """Whether a turn asks something of the listener."""
+    return "?" in text
 
-    `items` carry `.obj.pk`, `.topical` and `.context`; returns the items plus new neighbours.
+
+def add_context(items: list[Any], score_rows: Callable[[list[MemoryRow]], list[Any]]) -> list[Any]:
+    """Score the neighbours of the strongest items and give every item its context value, and
+    the reply to a strong question its reply value.
+
+    `items` carry `.obj.pk`, `.topical`, `.context` and `.reply`; returns the items plus new
+    neighbours.
     """
     seeds = sorted(items, key=lambda it: -it.topical)[:SEEDS]
     positions = _positions(seeds)
@@ -70,6 +84,9 @@ def add_context(items: list[Any], score_rows: Callable[[list[MemoryRow]], list[A
             neighbour = at.get((session_id, seq + step))
             if neighbour is not None:
                 neighbour.context = max(neighbour.context, share * seed.topical)
+        reply = at.get((session_id, seq + 1))
+        if reply is not None and asks(seed.obj.content):
+            reply.reply = max(reply.reply, seed.topical - REPLY_FROM)
     return everything
 
 

@@ -49,6 +49,7 @@ class Scored:
     details: dict[str, float] = field(default_factory=dict)
     facet_topical: list[float] = field(default_factory=list)
     context: float = 0.0  # best topical of a neighbouring turn (recall only)
+    reply: float = 0.0  # how far the question just before it matched beyond REPLY_FROM
 
 
 @dataclass
@@ -303,6 +304,9 @@ def _rank_memories(
         if item.context:
             item.score += context.CONTEXT_WEIGHT * item.context
             item.details["context"] = round(item.context, 4)
+        if item.reply > 0:
+            item.score += context.REPLY_WEIGHT * item.reply
+            item.details["reply"] = round(item.reply, 4)
         if said := speakers.bonus(memory.content, cue.words):
             item.score += said
             item.details["speaker"] = said

@@ -252,3 +252,25 @@ def test_it_reads_a_turn_two_steps_from_a_match_as_context(monkeypatch):
     assert ranking[0].obj.pk == near[-1]
     monkeypatch.setattr(context, "FAR_SHARE", 0.0)
     assert _ranked(question)[0] == far[-1]
+
+
+def test_it_reads_the_turn_after_a_matching_question_as_its_answer(monkeypatch):
+    # Two near-equal answers after equally strong matches; the one that replies to a question
+    # about the cue comes first.
+    told = _facts(
+        "John: I support my basketball team at every home game",
+        "Tim: The Lakers are solid this year",
+    )
+    asked = _facts(
+        "John: Which basketball team do you support?",
+        "Tim: The Wolves are solid this year",
+    )
+    question = "Which basketball team does Tim support?"
+    ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now()).memories
+    by_pk = {it.obj.pk: it for it in ranking}
+    assert by_pk[asked[1]].reply == pytest.approx(by_pk[asked[0]].topical - context.REPLY_FROM)
+    assert by_pk[told[1]].reply == 0.0
+    assert ranking.index(by_pk[asked[1]]) < ranking.index(by_pk[told[1]])
+    monkeypatch.setattr(context, "REPLY_WEIGHT", 0.0)
+    order = _ranked(question)
+    assert order.index(told[1]) < order.index(asked[1])
