@@ -30,7 +30,27 @@ def test_it_reads_written_out_calendar_dates():
     ):
         window = parse_window(text, NOW)
         assert window.contains(_day(2023, 10, 13)), text
-        assert not window.contains(_day(2023, 10, 14)), text
+        assert not window.contains(_day(2023, 10, 12)), text
+
+
+def test_a_named_day_matches_what_was_told_in_the_week_after():
+    window = parse_window("What did she paint on 13 October, 2023?", NOW)
+    assert window.contains(_day(2023, 10, 14))  # "I painted it yesterday"
+    assert window.contains(_day(2023, 10, 20))
+    assert not window.contains(_day(2023, 10, 21))
+
+
+def test_it_reads_a_range_of_days_with_the_year_named_once():
+    for text in (
+        "Where was John between August 11 and August 15 2023?",
+        "Where was John from 11 August to 15 August, 2023?",
+        "Where was John between 2023-08-11 and 2023-08-15?",
+    ):
+        window = parse_window(text, NOW)
+        assert window.contains(_day(2023, 8, 11)), text
+        assert window.contains(_day(2023, 8, 13)), text
+        assert not window.contains(_day(2023, 8, 10)), text
+        assert not window.contains(_day(2023, 8, 23)), text
 
 
 def test_it_prefers_a_named_date_to_a_vague_one():
