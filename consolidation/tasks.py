@@ -8,7 +8,7 @@ Every pass is idempotent, hence acks_late; a pass whose lease is busy is retried
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from celery import Task, shared_task
@@ -38,7 +38,7 @@ def _requested_at(value: str | None) -> datetime:
     if not value:
         return timezone.now()
     parsed = datetime.fromisoformat(value)
-    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, timezone.utc)
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
 
 
 def _run(
