@@ -43,7 +43,9 @@ def _scratch_database(path: str | None) -> Iterator[str | None]:
     original = connection.settings_dict["NAME"]
     scratch = None if path else tempfile.mkdtemp(prefix="slowave-bench-consolidate-")
     connection.close()
-    connection.settings_dict["NAME"] = path or str(Path(scratch) / "bench.sqlite3")
+    connection.settings_dict["NAME"] = (
+        path if scratch is None else str(Path(scratch) / "bench.sqlite3")
+    )
     try:
         call_command("migrate", verbosity=0)
         yield path

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import admin
 from django.db.models import Count, Q
@@ -173,14 +173,18 @@ def status_strip(*, width: int = 330) -> dict[str, Any]:
 
 
 def scope_table(limit: int = 12) -> list[dict[str, Any]]:
-    rows = list(
-        Memory.objects.values("scope")
-        .annotate(
-            total=Count("pk"),
-            active=Count("pk", filter=Q(status=Memory.Status.ACTIVE)),
-            forgotten=Count("pk", filter=Q(status=Memory.Status.FORGOTTEN)),
-        )
-        .order_by("-total")[:limit]
+    # values() rows are plain dicts; sessions and bar are added to them below.
+    rows = cast(
+        "list[dict[str, Any]]",
+        list(
+            Memory.objects.values("scope")
+            .annotate(
+                total=Count("pk"),
+                active=Count("pk", filter=Q(status=Memory.Status.ACTIVE)),
+                forgotten=Count("pk", filter=Q(status=Memory.Status.FORGOTTEN)),
+            )
+            .order_by("-total")[:limit]
+        ),
     )
     sessions = dict(
         Session.objects.filter(scope__in=[r["scope"] for r in rows])

@@ -99,7 +99,7 @@ def document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> dict
     part = f"SELECT %s, count(*) FROM fts_{kind} WHERE fts_{kind} MATCH %s"
     for start in range(0, len(terms), 200):
         chunk = terms[start : start + 200]
-        params: list[object] = []
+        params: list[str] = []
         for term in chunk:
             params += [term, _within(f'"{term}"', scopes)]
         with connection.cursor() as cursor:
@@ -116,7 +116,7 @@ def _pg_document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> 
     out: dict[str, int] = {}
     for start in range(0, len(terms), 200):
         chunk = terms[start : start + 200]
-        params: list[object] = []
+        params: list[str | list[str]] = []
         for term in chunk:
             params += [term, term, list(scopes)]
         with connection.cursor() as cursor:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -182,7 +182,10 @@ class RememberIn(Strict):
     def items(self) -> list[RememberItem]:
         if self.memories is not None:
             return self.memories
-        return [RememberItem(content=self.content, type=self.type, occurred_at=self.occurred_at)]
+        # The validator above requires content and type when memories is omitted.
+        content = cast(str, self.content)
+        kind = cast(MemoryTypeName, self.type)
+        return [RememberItem(content=content, type=kind, occurred_at=self.occurred_at)]
 
 
 class RecallIn(Strict):
@@ -318,7 +321,7 @@ class FeedbackIn(Strict):
             return self.items
         return [
             FeedbackRecord(
-                retrieval_id=self.retrieval_id,
+                retrieval_id=cast(str, self.retrieval_id),  # required without items
                 memory_feedback=self.memory_feedback,
                 procedure_feedback=self.procedure_feedback,
                 retrieval_quality=self.retrieval_quality,

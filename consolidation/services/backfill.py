@@ -11,10 +11,10 @@ import logging
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Model, QuerySet
+from django.db.models import QuerySet
 
-from consolidation.services.common import scoped
-from memory import embeddings, passages
+from consolidation.services.common import known_vector, scoped
+from memory import passages
 from memory.models import Episode, Memory, Procedure, Session
 from memory.services.episodes import episodes_form
 from memory.vectors import get_index
@@ -41,13 +41,13 @@ def episodes_form_pending(
     return {"sessions": sessions, "episodes": episodes}
 
 
-def _text(row: Model) -> str:
+def _text(row: Memory | Episode | Procedure) -> str:
     if isinstance(row, Procedure):
         return f"{row.goal}\n{row.summary}"  # the text procedure_store embeds
     return row.content
 
 
-def _vector_key(row: Model) -> int:
+def _vector_key(row: Memory | Episode | Procedure) -> int:
     return row.index_key if isinstance(row, Procedure) else row.pk
 
 
@@ -84,7 +84,7 @@ def _embed_passages(queryset: QuerySet) -> int | None:
             return done
         embedded = passages.encode_known(
             [content for _, _, content, _ in batch],
-            [embeddings.from_blob(blob) for *_, blob in batch],
+            [known_vector(blob) for *_, blob in batch],
         )
         if embedded is None:
             return None

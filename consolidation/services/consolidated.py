@@ -16,9 +16,8 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from consolidation.services.common import chunks, scoped
+from consolidation.services.common import chunks, known_vector, scoped
 from memory import embeddings, lexical, passages
-from memory.embeddings import from_blob
 from memory.models import Episode, Event, Memory, MemoryType, Prototype, Support
 from memory.text import normalized_hash
 from memory.vectors import get_index
@@ -58,7 +57,9 @@ def schemas_consolidate(
     ready = scoped(ready, scope)
     counts = {"created": 0, "linked": 0, "skipped_forgotten": 0, "skipped_outcome": 0}
     for prototype in ready.select_related("medoid_episode__first_event").order_by("pk"):
-        if prototype.medoid_episode.first_event.kind == Event.Kind.OUTCOME:
+        medoid = prototype.medoid_episode
+        assert medoid is not None  # filtered on medoid_episode__isnull=False
+        if medoid.first_event.kind == Event.Kind.OUTCOME:
             # Sessions that end the same way ("success: tests pass") are not knowledge;
             # what they teach is kept as procedures.
             counts["skipped_outcome"] += 1
@@ -80,7 +81,7 @@ def _nearest_match(prototype: Prototype, text: str) -> Memory | None:
     hits = [
         (pk, cos)
         for pk, cos in get_index().knn(
-            "memory", from_blob(prototype.centroid), MATCH_K, [prototype.scope]
+            "memory", known_vector(prototype.centroid), MATCH_K, [prototype.scope]
         )
         if cos >= MATCH_COSINE
     ]
@@ -94,6 +95,7 @@ def _nearest_match(prototype: Prototype, text: str) -> Memory | None:
 
 def _consolidate(prototype: Prototype, now: datetime) -> str | None:
     medoid = prototype.medoid_episode
+    assert medoid is not None  # only prototypes with a medoid are consolidated
     text = clip_at_sentence(medoid.content)
     match = _nearest_match(prototype, text)
     vector = None
@@ -117,7 +119,7 @@ def _consolidate(prototype: Prototype, now: datetime) -> str | None:
 def _vector_for(medoid: Episode, text: str) -> passages.Embedded | None:
     # The medoid's own embedding is the embedding of this very text when nothing was clipped.
     if text == medoid.content.strip() and medoid.embedding is not None:
-        embedded = passages.encode_known([text], [from_blob(medoid.embedding)])
+        embedded = passages.encode_known([text], [known_vector(medoid.embedding)])
     else:
         embedded = passages.encode([text])
     return None if embedded is None else embedded[0]

@@ -94,8 +94,10 @@ def _evidence(memories: list[Memory]) -> dict[int, Evidence]:
         latest[(retrieval_id, target_id)] = (assessment, effect, scope, session_id)
     for (_, target_id), (assessment, effect, scope, session_id) in latest.items():
         if assessment == "used" and effect != "harmed":
-            found[memory_pk(target_id)].scopes.add(scope)
-            found[memory_pk(target_id)].sessions.add(session_id)
+            pk = memory_pk(target_id)
+            assert pk is not None  # target_id was filtered on memory_ref() of known pks
+            found[pk].scopes.add(scope)
+            found[pk].sessions.add(session_id)
     return found
 
 

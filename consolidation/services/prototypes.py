@@ -15,8 +15,8 @@ import numpy as np
 from django.db import connection, transaction
 
 from consolidation import clustering
-from consolidation.services.common import chunks, scoped
-from memory.embeddings import DIMENSIONS, from_blob, to_blob
+from consolidation.services.common import chunks, known_vector, scoped
+from memory.embeddings import DIMENSIONS, to_blob
 from memory.models import Episode, Prototype
 from memory.vectors import get_index
 
@@ -38,7 +38,7 @@ def _unassigned(scope: str) -> _Unassigned:
     ):
         ids.append(pk)
         sessions.append(session_id)
-        vectors.append(from_blob(blob))
+        vectors.append(known_vector(blob))
     matrix = np.vstack(vectors) if vectors else np.zeros((0, DIMENSIONS), dtype=np.float32)
     return _Unassigned(ids, sessions, matrix)
 
@@ -62,7 +62,7 @@ def _cluster_scope(scope: str, now: datetime) -> dict[str, int]:
         .values_list("pk", "vector_sum", "support_count")
     )
     sums = (
-        np.vstack([from_blob(blob) for _, blob, _ in existing])
+        np.vstack([known_vector(blob) for _, blob, _ in existing])
         if existing
         else np.zeros((0, DIMENSIONS))
     )
@@ -86,7 +86,7 @@ def _cluster_scope(scope: str, now: datetime) -> dict[str, int]:
         _attach(pairs)
         touched = _refresh_joined(scope, existing, assignment, now)
         for prototype in [*touched, *created]:
-            get_index().upsert("prototype", prototype.pk, scope, from_blob(prototype.centroid))
+            get_index().upsert("prototype", prototype.pk, scope, known_vector(prototype.centroid))
     return {
         "assigned": len(assignment.joined),
         "created": len(created),
@@ -133,7 +133,7 @@ def _members(prototype_ids: list[int]) -> dict[int, tuple[list[int], list[str], 
             ids, sessions, vectors = found[prototype_id]
             ids.append(pk)
             sessions.append(session_id)
-            vectors.append(from_blob(blob))
+            vectors.append(known_vector(blob))
     return found
 
 

@@ -149,14 +149,15 @@ class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
         self, request: HttpRequest, queryset: QuerySet, service: Callable[..., ControlResult]
     ) -> None:
         for memory in queryset:
-            self._report(
-                request,
-                lambda m=memory: service(
+
+            def run(m: Memory = memory) -> ControlResult:
+                return service(
                     memory_id=memory_ref(m.pk),
                     actor=request.user.get_username(),
                     now=timezone.now(),
-                ),
-            )
+                )
+
+            self._report(request, run)
 
     @admin.action(description="Reactivate selected stale memories", permissions=["control"])
     def reactivate_selected(self, request: HttpRequest, queryset: QuerySet) -> None:

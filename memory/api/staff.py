@@ -8,7 +8,7 @@ verbs use (slowave_site.http_workers), as verbs.py explains.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 from django.http import HttpRequest
@@ -124,7 +124,12 @@ def _import(request: HttpRequest) -> dict[str, Any]:
             if body.format == "export":
                 return ok(export_import(lines=lines, now=now, remap=body.remap))
             return ok(
-                transcripts_import(lines=lines, scope=body.scope, now=now, dry_run=body.dry_run)
+                transcripts_import(
+                    lines=lines,
+                    scope=cast(str, body.scope),  # ImportIn requires it for a transcript
+                    now=now,
+                    dry_run=body.dry_run,
+                )
             )
     except InvalidInput as exc:
         if exc.field_errors:

@@ -20,7 +20,7 @@ import httpx2
 
 from memory.bench.load_agent import FACTS_PER_CYCLE, SHARED_EVERY, TOOLS, Agent, Plan, Ready, Tally
 from memory.bench.load_server import bench_server
-from memory.bench.metrics import percentile
+from memory.bench.metrics import percentile_of
 
 READBACK_CONCURRENCY = 8
 
@@ -85,7 +85,7 @@ def _latency(values: list[float]) -> dict[str, Any]:
         return {"calls": 0, "p50": None, "p95": None, "p99": None}
     return {
         "calls": len(values),
-        **{f"p{p}": round(percentile(values, p), 1) for p in (50, 95, 99)},
+        **{f"p{p}": round(percentile_of(values, p), 1) for p in (50, 95, 99)},
     }
 
 

@@ -84,8 +84,7 @@ def run_locomo(
     if not baselines and slowave_runner is None:
         raise ValueError("nothing to run: give a Slowave runner and/or at least one baseline")
     say = log or (lambda message: None)
-    wanted = list(samples)
-    samples = _select(load_locomo(path), wanted, path)
+    selected = _select(load_locomo(path), list(samples), path)
     embedder_name = None
     if encode is None and {"dense", "rrf"} & set(baselines):
         encode, embedder_name = bl.default_encoder()
@@ -94,7 +93,7 @@ def run_locomo(
     seconds: dict[str, float] = {}
     if slowave_runner is not None:
         results["slowave"], seconds["slowave"] = [], 0.0
-        for sample in samples:
+        for sample in selected:
             say(
                 f"slowave: {sample.sample_id} ({len(sample.turns)} turns, "
                 f"{len(sample.questions)} questions)"
@@ -104,7 +103,7 @@ def run_locomo(
             seconds["slowave"] += time.perf_counter() - start
     for name in baselines:
         results[name], seconds[name] = [], 0.0
-    for sample in samples:
+    for sample in selected:
         if not baselines:
             break
         say(f"baselines {', '.join(baselines)}: {sample.sample_id}")
@@ -126,9 +125,9 @@ def run_locomo(
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "config": {
             "path": os.path.abspath(path),
-            "samples": [s.sample_id for s in samples],
-            "turns": sum(len(s.turns) for s in samples),
-            "questions": sum(len(s.questions) for s in samples),
+            "samples": [s.sample_id for s in selected],
+            "turns": sum(len(s.turns) for s in selected),
+            "questions": sum(len(s.questions) for s in selected),
             "max_items": MAX_ITEMS,
             "methods": list(results),
             "baselines": {

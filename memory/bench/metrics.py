@@ -79,6 +79,14 @@ def percentile(values: Sequence[float], pct: float) -> float | None:
     return ordered[min(rank, len(ordered)) - 1]
 
 
+def percentile_of(values: Sequence[float], pct: float) -> float:
+    """`percentile` of values the caller knows are not empty."""
+    found = percentile(values, pct)
+    if found is None:
+        raise ValueError("percentile of no values")
+    return found
+
+
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 

@@ -7,14 +7,15 @@ import random
 import resource
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.db import connection
 from django.utils import timezone
 
 from memory import embeddings
-from memory.bench.metrics import percentile
-from memory.schemas import MEMORY_TYPES, ActivateIn, RecallIn, RememberIn
+from memory.bench.metrics import percentile_of
+from memory.schemas import MEMORY_TYPES, ActivateIn, RecallIn, RememberIn, RememberItem
 from memory.services.activate import session_activate
 from memory.services.recall import retrieval_recall
 from memory.services.remember import memory_remember
@@ -103,7 +104,7 @@ def _timed(fn: Callable[[], Any]) -> float:
 
 
 def _summary(values: list[float]) -> dict[str, float]:
-    return {f"p{p}": round(percentile(values, p), 2) for p in (50, 95, 99)}
+    return {f"p{p}": round(percentile_of(values, p), 2) for p in (50, 95, 99)}
 
 
 def _ask(question: str, scope: str) -> tuple[float, float]:
@@ -136,7 +137,10 @@ def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print)
     started = time.perf_counter()
     for start in range(0, memories, 256):
         scope = scope_names[(start // 256) % scopes]
-        batch = [{"content": c, "type": t} for c, t in rows[start : start + 256]]
+        batch = [
+            RememberItem.model_validate({"content": c, "type": t})
+            for c, t in rows[start : start + 256]
+        ]
         memory_remember(
             data=RememberIn(scope=scope, session_id=sessions[scope], memories=batch),
             now=timezone.now(),
@@ -148,7 +152,7 @@ def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print)
     questions = [
         f"What does the {rng.choice(SUBJECTS)} {rng.choice(PARTS)} use?" for _ in range(queries)
     ]
-    embed = [_timed(lambda q=q: embeddings.encode([q])) for q in questions]
+    embed = [_timed(partial(embeddings.encode, [q])) for q in questions]
     activate_ms, recall_ms = [], []
     for i, question in enumerate(questions):
         opened_ms, recalled_ms = _ask(question, scope_names[i % scopes])
@@ -165,7 +169,7 @@ def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print)
         "query_embedding_ms": _summary(embed),
         "activate_ms": _summary(activate_ms),
         "recall_ms": _summary(recall_ms),
-        "recall_overhead_p50_ms": round(percentile(recall_ms, 50) - percentile(embed, 50), 2),
+        "recall_overhead_p50_ms": round(percentile_of(recall_ms, 50) - percentile_of(embed, 50), 2),
         "db_bytes": os.path.getsize(db_file) if os.path.exists(db_file) else None,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }

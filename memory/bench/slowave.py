@@ -14,7 +14,17 @@ from django.utils import timezone
 from memory.bench.locomo_data import Sample
 from memory.bench.results import MAX_ITEMS, QuestionResult, RankedItem
 from memory.models import Event, Memory, Support
-from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn
+from memory.schemas import (
+    ActivateIn,
+    CommitIn,
+    FeedbackIn,
+    MemoryFeedback,
+    ProcedureFeedback,
+    RecallIn,
+    RememberIn,
+    RememberItem,
+    Verification,
+)
 from memory.services.activate import session_activate
 from memory.services.commit import session_commit
 from memory.services.feedback import feedback_submit
@@ -34,10 +44,12 @@ def _feedback_all(reply: dict[str, Any], assessment: str = "irrelevant") -> None
             retrieval_id=reply["retrieval_id"],
             coverage="complete",
             memory_feedback=[
-                {"memory_id": m["memory_id"], "assessment": assessment} for m in reply["memories"]
+                MemoryFeedback(memory_id=m["memory_id"], assessment=assessment)
+                for m in reply["memories"]
             ],
             procedure_feedback=[
-                {"procedure_id": p["procedure_id"], "use": "not_used"} for p in reply["procedures"]
+                ProcedureFeedback(procedure_id=p["procedure_id"], use="not_used")
+                for p in reply["procedures"]
             ],
         ),
         now=timezone.now(),
@@ -62,11 +74,13 @@ def ingest(sample: Sample, scope: str) -> dict[str, list[str]]:
         for start in range(0, len(turns), BATCH):
             chunk = turns[start : start + BATCH]
             items = [
-                {
-                    "content": t.content,
-                    "type": "fact",
-                    **({"occurred_at": t.occurred_at.isoformat()} if t.occurred_at else {}),
-                }
+                RememberItem.model_validate(
+                    {
+                        "content": t.content,
+                        "type": "fact",
+                        **({"occurred_at": t.occurred_at.isoformat()} if t.occurred_at else {}),
+                    }
+                )
                 for t in chunk
             ]
             reply = memory_remember(
@@ -83,7 +97,7 @@ def ingest(sample: Sample, scope: str) -> dict[str, list[str]]:
                 final_goal="remember what was said",
                 outcome="success",
                 outcome_summary=f"session {session.index} remembered",
-                verification={"status": "unverified", "summary": "bench ingest"},
+                verification=Verification(status="unverified", summary="bench ingest"),
             ),
             now=timezone.now(),
         )

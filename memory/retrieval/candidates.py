@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from django.db import connection
@@ -63,7 +63,8 @@ class MemoryRow:
 
     @property
     def position(self) -> tuple[str, int] | None:
-        return (self.session_id, self.seq) if self.session_id is not None else None
+        # A memory with a source session has a source event, and so a seq.
+        return (self.session_id, cast(int, self.seq)) if self.session_id is not None else None
 
 
 _SELECT = (
@@ -89,9 +90,17 @@ def load_memories(ids: set[int]) -> list[MemoryRow]:
         rows = cursor.fetchall()
     return [
         MemoryRow(
-            *row[:9],
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            row[5],
+            row[6],
+            row[7],
+            row[8],
             _moment(row[9]),
-            _moment(row[10]),
+            cast(datetime, _moment(row[10])),  # created_at is NOT NULL
             json.loads(row[11]) if isinstance(row[11], str) else row[11],
             _bytes(row[12]),
             _bytes(row[13]),

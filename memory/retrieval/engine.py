@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -210,16 +212,17 @@ def _score_item(
 def _gather(cue: _Cue, kind: str, scopes: list[str]) -> list[Pool]:
     pools = []
     last = len(cue.facets) - 1
-    named = cue.rank_vectors is not None and cue.rank_vectors is not cue.vectors
+    # Set only when the cue names a speaker (its name-free vectors differ from `vectors`).
+    name_free = cue.rank_vectors if cue.rank_vectors is not cue.vectors else None
     for i, facet in enumerate(cue.facets):
         vector = cue.vectors[i] if cue.vectors is not None else None
         limit = whole_cue_pool(facet) if i == last else POOL
         pool = pool_for(kind, facet, vector, scopes, limit)
-        if named and kind == "memory":
+        if name_free is not None and kind == "memory":
             # A cue naming a speaker pulls in every line of theirs by the name alone; the
             # name-free cue finds what was said about the subject (LoCoMo recall@20 +0.006
             # tuning, +0.005 held out, once memories had passages).
-            found = dense_hits(kind, cue.rank_vectors[i], limit, scopes)
+            found = dense_hits(kind, name_free[i], limit, scopes)
             pool.related = {pk for pk, _ in found} - set(pool.dense)
         pools.append(pool)
     return pools
@@ -234,7 +237,8 @@ def _memory_cosines(cue: _Cue, rows: list) -> list[tuple[list[float], list[float
     """Per memory, the best cosine of its whole text and its passages for each facet, for
     admission and for ordering: four matrix products for the whole batch."""
     n, width = len(rows), len(cue.facets)
-    if cue.vectors is None or not n:
+    # rank_vectors is set whenever vectors are (_encode); checked for the type checker.
+    if cue.vectors is None or cue.rank_vectors is None or not n:
         return [([0.0] * width, [0.0] * width)] * n
     whole = np.zeros((n, embeddings.DIMENSIONS), dtype=np.float32)
     parts, owners = [], []
@@ -349,7 +353,7 @@ def _rank_procedures(cue: _Cue, scope: str, floor: float) -> list[Scored]:
     return admitted
 
 
-def _discriminative(cue: _Cue, proc_pk: str, doc_stems: dict[str, set[str]]) -> bool:
+def _discriminative(cue: _Cue, proc_pk: str, doc_stems: Mapping[str, AbstractSet[str]]) -> bool:
     query = set().union(*(set(t.stems) for t in cue.terms))
     shared = query & doc_stems[proc_pk]
     if len(shared) >= 2:

@@ -6,7 +6,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from memory.text import stems
 
@@ -120,7 +120,8 @@ def _neighbours(
 ) -> list[Entry]:
     parent_score = {e.ref: e.scores.get("score", 0.0) for e in page}
     options = [n for e in page for n in associated.get(e.ref, [])]
-    options.sort(key=lambda n: (-(n.weight * parent_score[n.parent]), n.ref))
+    # Associated entries always carry the ref of the entry they hang off.
+    options.sort(key=lambda n: (-(n.weight * parent_score[cast(str, n.parent)]), n.ref))
     chosen: list[Entry] = []
     for entry in options:
         if entry.ref in shown:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.ids import epoch, memory_ref
 from memory.models import Event, FeedbackEvent, Memory, Procedure
 from memory.retrieval.paging import excerpt
 
+if TYPE_CHECKING:
+    from memory.retrieval.candidates import MemoryRow
+
 FAILED_CAVEAT = (
     "This procedure previously failed; treat it as cautionary evidence, not recommended guidance."
 )
-SOURCE_KIND = {
+SOURCE_KIND: dict[str, str] = {
     Memory.Origin.EXPLICIT: "explicit_remember",
     Memory.Origin.CONSOLIDATED: "consolidated",
     Memory.Origin.IMPORTED: "imported",
@@ -19,7 +22,9 @@ SOURCE_KIND = {
 EVIDENCE_CONTENT_LIMIT = 1_000
 
 
-def memory_payload(memory: Memory, *, scope: str, query: str, pathway: str) -> dict[str, Any]:
+def memory_payload(
+    memory: Memory | MemoryRow, *, scope: str, query: str, pathway: str
+) -> dict[str, Any]:
     content, truncated = excerpt(memory.content, query)
     currency = "historical" if memory.status == Memory.Status.STALE else "current"
     payload: dict[str, Any] = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from memory.text import stem, tokens
@@ -40,7 +41,7 @@ def facet_terms(text: str, idf_of: dict[str, float]) -> FacetTerms:
     return terms
 
 
-def coverage(terms: FacetTerms, item_stems: set[str]) -> float:
+def coverage(terms: FacetTerms, item_stems: AbstractSet[str]) -> float:
     total = terms.total
     if total <= 0:
         return 0.0

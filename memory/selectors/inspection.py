@@ -281,10 +281,15 @@ def object_by_ref(*, ref: str) -> Any:
     """Any public id (sch_, proc_, sess_, ctx_/rec_, ep_, evt_, pro_, fbe_) → its row, or None."""
     ref = (ref or "").strip()
     prefix, _, rest = ref.partition("_")
-    integer = {"sch": Memory, "ep": Episode, "evt": Event, "pro": Prototype}
+    integer: dict[str, type[Memory] | type[Episode] | type[Event] | type[Prototype]] = {
+        "sch": Memory,
+        "ep": Episode,
+        "evt": Event,
+        "pro": Prototype,
+    }
     if prefix in integer:
         return integer[prefix].objects.filter(pk=int(rest)).first() if rest.isdigit() else None
-    string = {
+    string: dict[str, type[Procedure] | type[Session] | type[Retrieval] | type[FeedbackEvent]] = {
         "proc": Procedure,
         "sess": Session,
         "ctx": Retrieval,

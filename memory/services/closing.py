@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -98,7 +99,7 @@ def session_close(
     ended_by: str,
     now: datetime,
     procedure: CommitProcedure | None = None,
-    trajectory_events: list[tuple[str, str, str]] = (),
+    trajectory_events: Iterable[tuple[str, str, str]] = (),
 ) -> int:
     """End the session (caller holds the transaction), form its episodes; returns their count."""
     for kind, summary, status in trajectory_events:

@@ -10,12 +10,15 @@ import os
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from memory.vectors import backend_name
+
+if TYPE_CHECKING:
+    from django.db.backends.sqlite3.base import DatabaseWrapper as SQLiteDatabaseWrapper
 
 DEPENDENCIES = (
     "Django",
@@ -153,9 +156,8 @@ def _check_sqlite() -> list[Check]:
     if db.vendor != "sqlite":
         return [Check("database", "ok", f"{db.vendor} (sqlite checks skipped)")]
     checks = []
-    library = (
-        db.Database.__name__
-    )  # pysqlite3.dbapi2 here; the stdlib module cannot load sqlite-vec
+    # pysqlite3.dbapi2 here; the stdlib module cannot load sqlite-vec
+    library = cast("SQLiteDatabaseWrapper", db).Database.__name__
     try:
         vec = _scalar("SELECT vec_version()")
         checks.append(

@@ -10,7 +10,7 @@ from memory import embeddings, lexical
 from memory.models import Episode, Event, Memory, Session, Support
 from memory.vectors import get_index
 
-MESSAGE_KINDS = {
+MESSAGE_KINDS: dict[str, str] = {
     Event.Kind.USER_MESSAGE: "User",
     Event.Kind.ASSISTANT_MESSAGE: "Assistant",
     Event.Kind.SYSTEM_MESSAGE: "System",

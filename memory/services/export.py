@@ -45,7 +45,7 @@ from memory.schemas import RuleViolation, check_scope
 FORMAT, VERSION = "slowave-export", 1
 DERIVED = {"embedding", "embedded_at", "passages"}
 # Nested rows: (parent record, key, model, foreign key to the parent).
-CHILDREN = {
+CHILDREN: dict[str, tuple[str, type[Event] | type[Support] | type[Exposure], str]] = {
     "session": ("events", Event, "session_id"),
     "memory": ("supports", Support, "memory_id"),
     "retrieval": ("exposures", Exposure, "retrieval_id"),

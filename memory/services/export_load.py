@@ -13,8 +13,9 @@ import base64
 import json
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
+import numpy as np
 from django.core.management.color import no_style
 from django.db import IntegrityError, connection, models, transaction
 
@@ -24,6 +25,9 @@ from memory.models import Cursor, Episode, Event, Exposure, Memory, Procedure, P
 from memory.services.export import CHILDREN, DERIVED, FORMAT, RECORD_MODELS, VERSION
 from memory.services.export_remap import remap_rows
 from memory.vectors import get_index
+
+_M = TypeVar("_M", bound=models.Model)
+Rows = dict[type[models.Model], list[models.Model]]
 
 # Insert order; foreign keys are checked at commit, so only readability depends on it.
 ORDER: list[type[models.Model]] = [
@@ -118,24 +122,32 @@ def export_parse(*, lines: Iterable[str]) -> dict[type[models.Model], list[model
     return rows
 
 
-def _collisions(rows: dict[type[models.Model], list[models.Model]]) -> list[str]:
+def _of(rows: Rows, model: type[_M]) -> list[_M]:
+    """`rows[model]`, typed: export_parse files every row under its own class."""
+    return cast("list[_M]", rows[model])
+
+
+def _collisions(rows: Rows) -> list[str]:
     taken: list[str] = []
     for model, items in rows.items():
         pks = [r.pk for r in items]
-        for pk in model.objects.filter(pk__in=pks).values_list("pk", flat=True)[:20]:
+        # Any exported model: its default manager is `objects` (none declares another).
+        for pk in model._default_manager.filter(pk__in=pks).values_list("pk", flat=True)[:20]:
             taken.append(f"{PREFIX.get(model.__name__, model.__name__.lower() + ' ')}{pk}")
     return taken
 
 
-def _reindex(rows: dict[type[models.Model], list[models.Model]], now: datetime) -> None:
+def _reindex(rows: Rows, now: datetime) -> None:
     """FTS and vectors are derived: rebuild them from the imported text."""
-    jobs = [
-        ("memory", Memory, [(m.pk, m.pk, m.scope, m.content) for m in rows[Memory]]),
-        ("episode", Episode, [(e.pk, e.pk, e.scope, e.content) for e in rows[Episode]]),
+    jobs: list[
+        tuple[str, type[Memory] | type[Episode] | type[Procedure], list[tuple[Any, int, str, str]]]
+    ] = [
+        ("memory", Memory, [(m.pk, m.pk, m.scope, m.content) for m in _of(rows, Memory)]),
+        ("episode", Episode, [(e.pk, e.pk, e.scope, e.content) for e in _of(rows, Episode)]),
         (
             "procedure",
             Procedure,
-            [(p.pk, p.index_key, p.scope, f"{p.goal}\n{p.summary}") for p in rows[Procedure]],
+            [(p.pk, p.index_key, p.scope, f"{p.goal}\n{p.summary}") for p in _of(rows, Procedure)],
         ),
     ]
     index = get_index()
@@ -151,8 +163,10 @@ def _reindex(rows: dict[type[models.Model], list[models.Model]], now: datetime) 
                 model.objects.filter(pk=pk).update(**passages.columns(kind, item), embedded_at=now)
                 index.upsert(kind, key, scope, item.vector)
                 passages.index(pk, scope, item.passages)
-    for proto in rows[Prototype]:
-        index.upsert("prototype", proto.pk, proto.scope, embeddings.from_blob(proto.centroid))
+    for proto in _of(rows, Prototype):
+        # centroid is a non-null column, so it always decodes to a vector.
+        centroid = cast(np.ndarray, embeddings.from_blob(proto.centroid))
+        index.upsert("prototype", proto.pk, proto.scope, centroid)
 
 
 def export_import(
@@ -185,7 +199,7 @@ def export_import(
                     f"({', '.join(taken[:10])}); {hint}"
                 )
             for model in ORDER:
-                model.objects.bulk_create(rows[model], batch_size=500)
+                model._default_manager.bulk_create(rows[model], batch_size=500)
                 if progress:
                     progress(len(rows[model]))
             if connection.vendor == "postgresql":

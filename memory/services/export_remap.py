@@ -35,8 +35,19 @@ from memory.models import (
 
 Rows = dict[type[models.Model], list[models.Model]]
 IdMap = dict[type[models.Model], dict[int, int]]
+IntModel = (
+    type[Event]
+    | type[Episode]
+    | type[Prototype]
+    | type[Memory]
+    | type[Support]
+    | type[Association]
+    | type[Exposure]
+    | type[LearningApplication]
+    | type[ForgetLog]
+)
 
-INT_MODELS: list[type[models.Model]] = [
+INT_MODELS: list[IntModel] = [
     Event,
     Episode,
     Prototype,
@@ -97,6 +108,7 @@ def _json(value: Any, plan: IdMap) -> Any:
 def _rewrite(row: models.Model, plan: IdMap) -> None:
     for f in row._meta.concrete_fields:
         value = getattr(row, f.attname)
+        new: object
         if value is None:
             continue
         if f.primary_key:

@@ -10,7 +10,7 @@ from django.db import transaction
 from memory.errors import NotFound
 from memory.ids import new_feedback_id
 from memory.models import Event, Exposure, FeedbackEvent, Retrieval
-from memory.schemas import FeedbackIn, FeedbackRecord
+from memory.schemas import FeedbackIn, FeedbackRecord, MemoryFeedback, ProcedureFeedback
 from memory.services.feedback_rules import memory_rejection, procedure_rejection
 from memory.services.reinforcement import Applied, reinforce_target
 from memory.services.sessions import event_append
@@ -60,7 +60,7 @@ def _record(record: FeedbackRecord, retrieval: Retrieval, now: datetime) -> dict
     accepted_ids: list[str] = []
     rejected: list[dict[str, str]] = []
     applied = Applied()
-    targets = [
+    targets: list[tuple[str, str, MemoryFeedback | ProcedureFeedback, str | None]] = [
         (
             "memory",
             e.memory_id,

@@ -39,16 +39,18 @@ def memory_rejection(
     elif entry.stale_reason is not None:
         return "stale_reason_requires_stale_assessment"
     if entry.replacement_memory_id is not None:
-        return _replacement_rejection(entry, retrieval)
+        return _replacement_rejection(entry, entry.replacement_memory_id, retrieval)
     return None
 
 
-def _replacement_rejection(entry: MemoryFeedback, retrieval: Retrieval) -> str | None:
+def _replacement_rejection(
+    entry: MemoryFeedback, replacement_id: str, retrieval: Retrieval
+) -> str | None:
     if entry.assessment != "stale":
         return "replacement_requires_stale_assessment"
-    if entry.replacement_memory_id == entry.memory_id:
+    if replacement_id == entry.memory_id:
         return "replacement_matches_retired_memory"
-    pk = memory_pk(entry.replacement_memory_id)
+    pk = memory_pk(replacement_id)
     if pk is None:
         return "invalid_replacement_memory_id"
     replacement = Memory.objects.filter(pk=pk).first()

@@ -41,7 +41,8 @@ def desired_delta(row: FeedbackEvent) -> float:
 
 def reinforce_target(*, row: FeedbackEvent, applied: Applied) -> None:
     """Bring one (retrieval, memory) to the delta its latest accepted row asks for."""
-    memory = Memory.objects.select_for_update().filter(pk=memory_pk(row.target_id)).first()
+    pk = memory_pk(row.target_id)
+    memory = Memory.objects.select_for_update().filter(pk=pk).first() if pk is not None else None
     if memory is None or memory.status not in (Memory.Status.ACTIVE, Memory.Status.STALE):
         applied.unchanged += 1
         return

@@ -126,7 +126,7 @@ def continuity_resolve(
     if data.continuity_id is None:
         from memory.ids import new_continuity_id
 
-        continuity = Continuity.objects.create(
+        created = Continuity.objects.create(
             id=new_continuity_id(),
             scope=data.scope,
             integration=client.name,
@@ -134,7 +134,7 @@ def continuity_resolve(
             created_at=now,
             last_seen_at=now,
         )
-        return continuity, "started"
+        return created, "started"
     continuity = Continuity.objects.filter(pk=data.continuity_id).first()
     if continuity is None:
         raise InvalidInput.for_field_message("continuity_id", "continuity_id is unknown")

@@ -18,6 +18,7 @@ first write catches up with the committed log first, so those are its own rows o
 from __future__ import annotations
 
 import threading
+from typing import cast
 
 import numpy as np
 from django.db import connection, transaction
@@ -241,7 +242,7 @@ class NumpyIndex:
         ]
         live = [i for i, row in enumerate(out) if row[4] is not None]
         if live:
-            scaled = units(np.stack([out[i][4] for i in live]))
+            scaled = units(np.stack([cast(np.ndarray, out[i][4]) for i in live]))
             for i, unit in zip(live, scaled, strict=True):
                 out[i] = (*out[i][:4], unit)
         return out
@@ -255,7 +256,8 @@ def _score_on_the_side(
     names += sorted({row[3] for row in pending} - set(names))
     keys = np.array([row[2] for row in pending], dtype=np.int64)
     where = np.array([names.index(row[3]) for row in pending])
-    side = queries @ np.stack([row[4] for row in pending]).T
+    # `pending` holds only rows with a vector (see _search).
+    side = queries @ np.stack([cast(np.ndarray, row[4]) for row in pending]).T
     for found, scores in zip(parts, side, strict=True):
         best = top(keys, scores, k)
         found.append((keys[best], scores[best], where[best]))
@@ -335,5 +337,6 @@ def _seed_rows(kind: str, source):
         if kind != "passage":
             yield key, scope, bytes(blob)
             continue
-        for ordinal, vector in enumerate(passages.from_blob(blob)):
+        # The passage source excludes empty blobs, so each decodes to a matrix.
+        for ordinal, vector in enumerate(cast(np.ndarray, passages.from_blob(blob))):
             yield passages.key(key, ordinal), scope, vector.tobytes()

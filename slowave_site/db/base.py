@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import TYPE_CHECKING
 
 import pysqlite3
 import pysqlite3.dbapi2
@@ -46,8 +47,14 @@ def _import_rebound_backend():
 _sqlite_base = _import_rebound_backend()
 Database = pysqlite3.dbapi2
 
+if TYPE_CHECKING:
+    # The rebound module is loaded dynamically; type-check against Django's own backend.
+    from django.db.backends.sqlite3.base import DatabaseWrapper as _SQLiteDatabaseWrapper
+else:
+    _SQLiteDatabaseWrapper = _sqlite_base.DatabaseWrapper
 
-class DatabaseWrapper(_sqlite_base.DatabaseWrapper):
+
+class DatabaseWrapper(_SQLiteDatabaseWrapper):
     Database = Database
 
     def get_new_connection(self, conn_params):

@@ -3,12 +3,14 @@ is described key by key, and the docs work offline."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from django.test import Client
 
 from mcp_bridge.tools import TOOLS
+from memory.models import MemoryType
+from memory.schemas import MemoryTypeName
 
 ROUTES = {name.removeprefix("slowave_"): tool.model for name, tool in TOOLS.items()}
 PREFIX = "#/components/schemas/"
@@ -102,3 +104,7 @@ def test_it_resolves_every_schema_reference(openapi) -> None:
     names = {ref.removeprefix(PREFIX) for ref in _refs(openapi["paths"])}
     names |= {ref.removeprefix(PREFIX) for ref in _refs(openapi["components"])}
     assert names <= set(openapi["components"]["schemas"])
+
+
+def test_it_offers_exactly_the_models_memory_types() -> None:
+    assert get_args(MemoryTypeName) == tuple(MemoryType.values)

@@ -16,5 +16,11 @@ def _absent_is_not_null(schema: dict[str, Any], model: type) -> None:
             del prop["default"]
 
 
+# The default of a key the service may leave out. It is None at runtime; typing it Any lets
+# `key: str = ABSENT` type-check while the field stays documented as `str`, not as nullable
+# (`str | None` would add `null` to the OpenAPI schema).
+ABSENT: Any = None
+
+
 class Out(Schema):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_absent_is_not_null)

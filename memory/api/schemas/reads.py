@@ -7,7 +7,7 @@ one page of rows with its `total`, `limit` and `offset`.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
@@ -24,6 +24,18 @@ from memory.api.schemas.records import (
 )
 from memory.models import Exposure, Retrieval, Support
 
+# The models' choices as Literals; a type checker reads them as plain strings.
+if TYPE_CHECKING:
+    SupportKind = str
+    RetrievalKind = str
+    ExposurePathway = str
+    ExposureCurrency = str
+else:
+    SupportKind = Literal[tuple(Support.Kind.values)]
+    RetrievalKind = Literal[tuple(Retrieval.Kind.values)]
+    ExposurePathway = Literal[tuple(Exposure.Pathway.values)]
+    ExposureCurrency = Literal[tuple(Exposure.Currency.values)]
+
 
 class MemoriesOut(Out):
     memories: list[MemoryRow]
@@ -33,7 +45,7 @@ class MemoriesOut(Out):
 
 
 class SupportOut(Out):
-    kind: Literal[tuple(Support.Kind.values)]
+    kind: SupportKind
     event: EventRecord | None
     episode: EpisodeRecord | None
     session: SessionRecord | None
@@ -46,10 +58,10 @@ class ExposureSeenOut(Out):
     """One time a retrieval showed the memory, and what the agent said about it."""
 
     retrieval_id: str
-    retrieval_kind: Literal[tuple(Retrieval.Kind.values)]
+    retrieval_kind: RetrievalKind
     session_id: str
-    pathway: Literal[tuple(Exposure.Pathway.values)]
-    currency: Literal[tuple(Exposure.Currency.values)]
+    pathway: ExposurePathway
+    currency: ExposureCurrency
     rank: int
     exposed_at: datetime
     feedback: str = Field(description="e.g. `used / helped`, or `unknown (no accepted feedback)`")
@@ -102,7 +114,7 @@ class GapOut(Out):
 
 class SessionRetrievalOut(Out):
     id: str
-    kind: Literal[tuple(Retrieval.Kind.values)]
+    kind: RetrievalKind
     exposed: int
     gap: GapOut | None = Field(description="what still lacks feedback; null when complete")
 
@@ -119,7 +131,7 @@ class SessionDetailOut(Out):
 class RetrievalExposureOut(Out):
     target_kind: Literal["memory", "procedure"]
     target_id: str
-    pathway: Literal[tuple(Exposure.Pathway.values)]
+    pathway: ExposurePathway
     rank: int
     feedback: str
     missing: bool = Field(description="no accepted feedback yet")

@@ -9,13 +9,16 @@ integer memory id shown as `sch_N`) say so with `overrides`.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from django.db import models
 from pydantic import create_model
 
 from memory.api.schemas.base import Out
 from memory.models import Episode, Event, ForgetLog, Memory, Procedure, Retrieval, Session
+
+if TYPE_CHECKING:
+    from django.db.models.fields.related import RelatedField
 
 
 def _json_type(field: models.JSONField) -> Any:
@@ -29,7 +32,7 @@ def _json_type(field: models.JSONField) -> Any:
 
 def _value_type(field: models.Field) -> Any:
     if field.is_relation:
-        return _value_type(field.target_field)
+        return _value_type(cast("RelatedField[Any, Any]", field).target_field)
     if field.choices:
         values = [value for value, _ in field.choices]
         if field.blank and "" not in values:
@@ -72,18 +75,29 @@ def record_schema(
     return create_model(name, __base__=Out, __doc__=doc, **fields)
 
 
-SessionRecord = record_schema(Session, "SessionRecord")
-EventRecord = record_schema(Event, "EventRecord")
-EpisodeRecord = record_schema(Episode, "EpisodeRecord")
-MemoryRecord = record_schema(
-    Memory, "MemoryRecord", overrides={"id": str}, doc="A Memory row; `id` is its sch_N id."
-)
-MemoryRow = record_schema(
-    Memory,
-    "MemoryRow",
-    overrides={"id": str, "superseded_by_id": str | None, "duplicate_of_id": str | None},
-    doc="A Memory row as listed: `id`, `superseded_by_id` and `duplicate_of_id` are sch_N ids.",
-)
-ProcedureRecord = record_schema(Procedure, "ProcedureRecord")
-RetrievalRecord = record_schema(Retrieval, "RetrievalRecord", exclude=("catalog",))
-ForgetLogRecord = record_schema(ForgetLog, "ForgetLogRecord")
+if TYPE_CHECKING:
+    # Built at runtime by record_schema; to a type checker each is just an `Out`.
+    SessionRecord = Out
+    EventRecord = Out
+    EpisodeRecord = Out
+    MemoryRecord = Out
+    MemoryRow = Out
+    ProcedureRecord = Out
+    RetrievalRecord = Out
+    ForgetLogRecord = Out
+else:
+    SessionRecord = record_schema(Session, "SessionRecord")
+    EventRecord = record_schema(Event, "EventRecord")
+    EpisodeRecord = record_schema(Episode, "EpisodeRecord")
+    MemoryRecord = record_schema(
+        Memory, "MemoryRecord", overrides={"id": str}, doc="A Memory row; `id` is its sch_N id."
+    )
+    MemoryRow = record_schema(
+        Memory,
+        "MemoryRow",
+        overrides={"id": str, "superseded_by_id": str | None, "duplicate_of_id": str | None},
+        doc="A Memory row as listed: `id`, `superseded_by_id` and `duplicate_of_id` are sch_N ids.",
+    )
+    ProcedureRecord = record_schema(Procedure, "ProcedureRecord")
+    RetrievalRecord = record_schema(Retrieval, "RetrievalRecord", exclude=("catalog",))
+    ForgetLogRecord = record_schema(ForgetLog, "ForgetLogRecord")

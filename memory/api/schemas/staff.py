@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from memory.api.schemas.base import Out
+from memory.api.schemas.base import ABSENT, Out
 
 
 class ControlOut(Out):
@@ -31,13 +31,13 @@ class TranscriptImportOut(Out):
     sessions_skipped: list[str] = Field(description="session keys imported before")
     events: int
     episodes: int
-    would_create: list[str] = Field(None, description="dry runs only: the sessions to create")
+    would_create: list[str] = Field(ABSENT, description="dry runs only: the sessions to create")
 
 
 class ExportImportOut(Out):
     imported: dict[str, int] = Field(description="rows inserted per model")
-    remapped: dict[str, int] = Field(None, description="with remap: rows renumbered per model")
-    memory_ids: dict[str, str] = Field(None, description="with remap: old sch_N → new sch_N")
+    remapped: dict[str, int] = Field(ABSENT, description="with remap: rows renumbered per model")
+    memory_ids: dict[str, str] = Field(ABSENT, description="with remap: old sch_N → new sch_N")
 
 
 ImportOut = TranscriptImportOut | ExportImportOut

@@ -10,10 +10,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from memory.api.schemas.base import Out
-from memory.models import MemoryType
+from memory.api.schemas.base import ABSENT, Out
+from memory.schemas import MemoryTypeName
 
-MemoryTypeOut = Literal[tuple(MemoryType.values)]
+# The model's choices, spelled out in memory.schemas (a test keeps the two equal).
+MemoryTypeOut = MemoryTypeName
 
 
 class WarningOut(Out):
@@ -23,12 +24,12 @@ class WarningOut(Out):
 
 class ProvenanceOut(Out):
     source_kind: Literal["explicit_remember", "consolidated", "imported"]
-    integration: str = None
-    integration_version: str = None
+    integration: str = ABSENT
+    integration_version: str = ABSENT
     observed: int = Field(description="when the memory was stored (epoch seconds)")
-    occurred_at: int = None
-    origin_scope: str = Field(None, description="only when it differs from the request's scope")
-    superseded_by: str = None
+    occurred_at: int = ABSENT
+    origin_scope: str = Field(ABSENT, description="only when it differs from the request's scope")
+    superseded_by: str = ABSENT
 
 
 class MemoryShownOut(Out):
@@ -37,7 +38,7 @@ class MemoryShownOut(Out):
     content: str = Field(description="≤1,024 chars: the best-matching sentences when longer")
     pathway: Literal["direct", "associated"]
     currency: Literal["current", "historical"]
-    content_truncated: Literal[True] = None
+    content_truncated: Literal[True] = ABSENT
     provenance: ProvenanceOut
 
 
@@ -48,7 +49,7 @@ class ProcedurePreviewOut(Out):
     outcome: str
     outcome_summary: str
     caveats: list[str] = Field(description="never truncated")
-    origin_scope: str = Field(None, description="only when it differs from the request's scope")
+    origin_scope: str = Field(ABSENT, description="only when it differs from the request's scope")
 
 
 class ContributionOut(Out):
@@ -95,7 +96,7 @@ class ActivateOut(Out):
     procedures: list[ProcedurePreviewOut]
     more_available: bool
     accessible_field: FieldLeftOut | NothingLeftOut
-    continue_from: str = Field(None, description="cursor for the next page, when there is one")
+    continue_from: str = Field(ABSENT, description="cursor for the next page, when there is one")
 
 
 class EvidenceRefOut(Out):
@@ -109,8 +110,8 @@ class EvidenceOut(Out):
     recorded_at: int
     occurred_at: int | None
     source_ref: EvidenceRefOut
-    content: str = Field(None, description="evidence `full` only; ≤1,000 chars")
-    truncated: bool = Field(None, description="evidence `full` only")
+    content: str = Field(ABSENT, description="evidence `full` only; ≤1,000 chars")
+    truncated: bool = Field(ABSENT, description="evidence `full` only")
 
 
 class RecallOut(Out):
@@ -122,14 +123,14 @@ class RecallOut(Out):
     procedures: list[ProcedureFullOut | ProcedurePreviewOut]
     more_available: bool
     accessible_field: FieldLeftOut | NothingLeftOut
-    continue_from: str = Field(None, description="cursor for the next page, when there is one")
-    evidence: list[EvidenceOut] = Field(None, max_length=8)
-    evidence_mode: Literal["references", "full"] = None
-    evidence_truncated: bool = None
-    retrieval_policy_version: str = None
-    relevant_total: int = None
-    catalog_truncated: bool = None
-    warnings: list[WarningOut] = None
+    continue_from: str = Field(ABSENT, description="cursor for the next page, when there is one")
+    evidence: list[EvidenceOut] = Field(ABSENT, max_length=8)
+    evidence_mode: Literal["references", "full"] = ABSENT
+    evidence_truncated: bool = ABSENT
+    retrieval_policy_version: str = ABSENT
+    relevant_total: int = ABSENT
+    catalog_truncated: bool = ABSENT
+    warnings: list[WarningOut] = ABSENT
 
 
 class StoredOut(Out):
@@ -217,7 +218,7 @@ class CommitOut(Out):
     verification_status: Literal["verified", "partially_verified", "unverified"]
     operation: Literal["closed", "updated"]
     trajectory_lifecycle_filtered: int = Field(
-        None, description="trajectory entries dropped for narrating Slowave's own calls"
+        ABSENT, description="trajectory entries dropped for narrating Slowave's own calls"
     )
-    session_note: str = None
-    already_ended: Literal[True] = Field(None, description="the session had ended (e.g. reaped)")
+    session_note: str = ABSENT
+    already_ended: Literal[True] = Field(ABSENT, description="the session had ended (e.g. reaped)")

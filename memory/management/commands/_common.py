@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import IO, Any, cast
 
 from django.core.management.base import BaseCommand, CommandError
 from django.core.serializers.json import DjangoJSONEncoder
@@ -44,7 +44,7 @@ class SlowaveCommand(BaseCommand):
     def console(self) -> Any:
         from rich.console import Console
 
-        return Console(file=self.stdout, highlight=False, soft_wrap=True)
+        return Console(file=cast(IO[str], self.stdout), highlight=False, soft_wrap=True)
 
     @contextmanager
     def progress(
@@ -52,13 +52,21 @@ class SlowaveCommand(BaseCommand):
     ) -> Iterator[Callable[[int], None]]:
         """An `advance(n)` callback drawing a bar on stderr when it is a terminal, else silent."""
         if self.as_json or not sys.stderr.isatty():
-            yield lambda n=1: None
+
+            def silent(n: int = 1) -> None:
+                return None
+
+            yield silent
             return
         from rich.progress import Progress
 
         with Progress(transient=True) as bar:
             task = bar.add_task(description, total=total)
-            yield lambda n=1: bar.advance(task, n)
+
+            def advance(n: int = 1) -> None:
+                bar.advance(task, n)
+
+            yield advance
 
 
 def actor_name() -> str:

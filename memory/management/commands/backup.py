@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.utils import timezone
@@ -32,5 +32,5 @@ class Command(SlowaveCommand):
             self.emit({"ok": True, "data": result})
             return
         self.stdout.write(f"Backup written: {result['path']} ({result['bytes']} bytes)")
-        for path in result["removed"]:  # type: ignore[union-attr]
+        for path in cast(list[str], result["removed"]):
             self.stdout.write(f"rotated out: {path}")

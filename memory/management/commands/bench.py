@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import IO, cast
 
 from django.conf import settings
 from django.core.management import call_command
@@ -107,7 +108,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if options["out"]:
             write_json(options["out"], report)
-        print_load(report, Console(file=self.stdout))
+        print_load(report, Console(file=cast(IO[str], self.stdout)))
         if not report["ok"]:
             raise CommandError("load bench failed: " + "; ".join(report["failures"]))
 
@@ -169,7 +170,7 @@ class Command(BaseCommand):
             )
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
-        print_report(report, Console(file=self.stdout))
+        print_report(report, Console(file=cast(IO[str], self.stdout)))
 
 
 def _consolidate(scope: str) -> None:

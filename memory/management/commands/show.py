@@ -42,7 +42,7 @@ class Command(SlowaveCommand):
             else:
                 self._print_memory(chain)
             return
-        data = {"kind": type(obj).__name__.lower(), "record": record_of(obj)}
+        data: dict[str, Any] = {"kind": type(obj).__name__.lower(), "record": record_of(obj)}
         if isinstance(obj, Session):
             detail = session_detail(session=obj)
             data["retrievals"] = [

@@ -56,13 +56,13 @@ class Command(SlowaveCommand):
             else:
                 self.stdout.write("revoked: " + ", ".join(str(r.pk) for r in rows))
         else:
-            rows = token_list()
+            tokens = token_list()
             if self.as_json:
-                self.emit({"ok": True, "data": {"tokens": rows}})
+                self.emit({"ok": True, "data": {"tokens": tokens}})
             else:
-                for row in rows:
-                    state = "revoked" if row["revoked_at"] else "active"
+                for token_row in tokens:
+                    state = "revoked" if token_row["revoked_at"] else "active"
                     self.stdout.write(
-                        f"{row['id']}\t{row['user']}\t{row['name']}\t{state}\t"
-                        f"last used {row['last_used_at'] or 'never'}"
+                        f"{token_row['id']}\t{token_row['user']}\t{token_row['name']}\t{state}\t"
+                        f"last used {token_row['last_used_at'] or 'never'}"
                     )
