@@ -110,3 +110,16 @@ def test_it_schedules_passes_decay_and_the_reaper():
         assert "broker_url" not in celery_settings() and beat_schedule()["consolidate"][
             "kwargs"
         ] == {"triggered_by": "beat"}
+
+
+def test_it_runs_a_task_whose_requested_at_has_no_offset():
+    # Read as UTC; before, a naive value stopped the task on Django 5's missing timezone.utc.
+    from consolidation.tasks import run_passes
+
+    scope = fresh_scope()
+    result = run_passes.apply(
+        kwargs={"scope": scope, "triggered_by": "test", "requested_at": "2026-01-01T08:00:00"}
+    ).get()
+    assert len(result["passes"]) == 8
+    statuses = set(WorkerRun.objects.filter(scope=scope).values_list("status", flat=True))
+    assert statuses == {"succeeded"}
