@@ -88,27 +88,31 @@ def load_memories(ids: set[int]) -> list[MemoryRow]:
             [*ELIGIBLE_STATUSES, *ordered],
         )
         rows = cursor.fetchall()
-    return [
-        MemoryRow(
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            row[4],
-            row[5],
-            row[6],
-            row[7],
-            row[8],
-            _moment(row[9]),
-            cast(datetime, _moment(row[10])),  # created_at is NOT NULL
-            json.loads(row[11]) if isinstance(row[11], str) else row[11],
-            _bytes(row[12]),
-            _bytes(row[13]),
-            row[14],
-            row[15],
-        )
-        for row in rows
-    ]
+    return [_memory_row(row) for row in rows]
+
+
+def _memory_row(row: tuple[Any, ...]) -> MemoryRow:
+    """One row of _SELECT, in MemoryRow's field order."""
+    pk, kind, content, scope, status, origin, stage, salience, superseded_by_id = row[:9]
+    occurred_at, created_at, provenance, embedding, vectors, session_id, seq = row[9:]
+    return MemoryRow(
+        pk=pk,
+        type=kind,
+        content=content,
+        scope=scope,
+        status=status,
+        origin=origin,
+        generalization_stage=stage,
+        salience=salience,
+        superseded_by_id=superseded_by_id,
+        occurred_at=_moment(occurred_at),
+        created_at=cast(datetime, _moment(created_at)),  # NOT NULL
+        provenance=json.loads(provenance) if isinstance(provenance, str) else provenance,
+        embedding=_bytes(embedding),
+        passages=_bytes(vectors),
+        session_id=session_id,
+        seq=seq,
+    )
 
 
 def _moment(value: datetime | str | None) -> datetime | None:
