@@ -146,3 +146,11 @@ def from_blob(blob: bytes | memoryview | None) -> np.ndarray | None:
     if blob is None:
         return None
     return np.frombuffer(bytes(blob), dtype=np.float32)
+
+
+def known_vector(blob: bytes | memoryview | None) -> np.ndarray:
+    """`from_blob` of a vector read where it is never NULL (a NOT NULL column, or a row filtered
+    on `isnull=False`) although its type says nullable; a NULL here is a bug, said plainly."""
+    if blob is None:
+        raise ValueError("a stored vector was expected, found NULL")
+    return np.frombuffer(bytes(blob), dtype=np.float32)

@@ -18,7 +18,8 @@ from itertools import combinations
 from django.db import transaction
 from django.db.models import Q
 
-from consolidation.services.common import chunks, known_vector, scoped
+from consolidation.services.common import chunks, scoped
+from memory import embeddings
 from memory.ids import memory_pk
 from memory.models import Association, Episode, Event, FeedbackEvent, Memory, Session, Support
 from memory.vectors import get_index
@@ -73,7 +74,7 @@ def _semantic(edges: Edges, scope: str | None, since: datetime | None) -> None:
         hits = [
             (other, cos)
             for other, cos in get_index().knn(
-                "memory", known_vector(blob), SEMANTIC_K + KNN_SLACK, scopes
+                "memory", embeddings.known_vector(blob), SEMANTIC_K + KNN_SLACK, scopes
             )
             if other != pk and cos >= SEMANTIC_COSINE
         ]

@@ -13,8 +13,8 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import QuerySet
 
-from consolidation.services.common import known_vector, scoped
-from memory import passages
+from consolidation.services.common import scoped
+from memory import embeddings, passages
 from memory.models import Episode, Memory, Procedure, Session
 from memory.services.episodes import episodes_form
 from memory.vectors import get_index
@@ -84,7 +84,7 @@ def _embed_passages(queryset: QuerySet) -> int | None:
             return done
         embedded = passages.encode_known(
             [content for _, _, content, _ in batch],
-            [known_vector(blob) for *_, blob in batch],
+            [embeddings.known_vector(blob) for *_, blob in batch],
         )
         if embedded is None:
             return None

@@ -16,7 +16,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from consolidation.services.common import chunks, known_vector, scoped
+from consolidation.services.common import chunks, scoped
 from memory import embeddings, lexical, passages
 from memory.models import Episode, Event, Memory, MemoryType, Prototype, Support
 from memory.text import normalized_hash
@@ -81,7 +81,7 @@ def _nearest_match(prototype: Prototype, text: str) -> Memory | None:
     hits = [
         (pk, cos)
         for pk, cos in get_index().knn(
-            "memory", known_vector(prototype.centroid), MATCH_K, [prototype.scope]
+            "memory", embeddings.known_vector(prototype.centroid), MATCH_K, [prototype.scope]
         )
         if cos >= MATCH_COSINE
     ]
@@ -119,7 +119,7 @@ def _consolidate(prototype: Prototype, now: datetime) -> str | None:
 def _vector_for(medoid: Episode, text: str) -> passages.Embedded | None:
     # The medoid's own embedding is the embedding of this very text when nothing was clipped.
     if text == medoid.content.strip() and medoid.embedding is not None:
-        embedded = passages.encode_known([text], [known_vector(medoid.embedding)])
+        embedded = passages.encode_known([text], [embeddings.known_vector(medoid.embedding)])
     else:
         embedded = passages.encode([text])
     return None if embedded is None else embedded[0]

@@ -15,8 +15,8 @@ import numpy as np
 from django.db import connection, transaction
 
 from consolidation import clustering
-from consolidation.services.common import chunks, known_vector, scoped
-from memory.embeddings import DIMENSIONS, to_blob
+from consolidation.services.common import chunks, scoped
+from memory.embeddings import DIMENSIONS, known_vector, to_blob
 from memory.models import Episode, Prototype
 from memory.vectors import get_index
 

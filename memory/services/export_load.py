@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-import numpy as np
 from django.core.management.color import no_style
 from django.db import IntegrityError, connection, models, transaction
 
@@ -164,9 +163,7 @@ def _reindex(rows: Rows, now: datetime) -> None:
                 index.upsert(kind, key, scope, item.vector)
                 passages.index(pk, scope, item.passages)
     for proto in _of(rows, Prototype):
-        # centroid is a non-null column, so it always decodes to a vector.
-        centroid = cast(np.ndarray, embeddings.from_blob(proto.centroid))
-        index.upsert("prototype", proto.pk, proto.scope, centroid)
+        index.upsert("prototype", proto.pk, proto.scope, embeddings.known_vector(proto.centroid))
 
 
 def export_import(

@@ -17,12 +17,11 @@ the whole table, if the rolled-back transaction had moved the count).
 from __future__ import annotations
 
 import threading
-from typing import cast
 
 import numpy as np
 from django.db import connection, transaction
 
-from memory.embeddings import DIMENSIONS, from_blob
+from memory.embeddings import DIMENSIONS, known_vector
 from memory.vectors.matrix import top, units
 
 Hit = tuple[int, float, str]  # (rowid, cosine, scope)
@@ -101,7 +100,7 @@ class VecMirror:
             self._keys = _grown(self._keys, capacity)
             self._scopes = _grown(self._scopes, capacity)
         end = self._size + len(rows)
-        vectors = [cast(np.ndarray, from_blob(b)) for _, _, b in rows]  # bytes always decode
+        vectors = [known_vector(b) for _, _, b in rows]
         self._vectors[self._size : end] = units(np.stack(vectors))
         self._keys[self._size : end] = [pk for pk, _, _ in rows]
         self._scopes[self._size : end] = [self._scope_number(scope) for _, scope, _ in rows]
