@@ -4,11 +4,18 @@ Nothing here writes and nothing here creates a Retrieval or Exposure: inspecting
 never look like an agent having been shown it. Writes live in memory/services/.
 
 inspection.py: evidence chains, retrieval and session detail, stats, any row by public id.
+explain.py: why each item of a retrieval ranks where it does (its recorded signals).
 listings.py: rows by id and filtered, paged lists for `GET /api/...`.
 """
 
 from __future__ import annotations
 
+from memory.selectors.explain import (
+    SIGNAL_MEANINGS,
+    ExplainedItem,
+    RetrievalExplanation,
+    retrieval_explain,
+)
 from memory.selectors.inspection import (
     STAGE_NAMES,
     evidence_as_data,
@@ -34,8 +41,11 @@ from memory.selectors.listings import (
 )
 
 __all__ = [
+    "SIGNAL_MEANINGS",
     "STAGE_NAMES",
+    "ExplainedItem",
     "Listing",
+    "RetrievalExplanation",
     "evidence_as_data",
     "feedback_by_target",
     "feedback_label",
@@ -48,6 +58,7 @@ __all__ = [
     "procedure_list",
     "record_of",
     "retrieval_detail",
+    "retrieval_explain",
     "retrieval_get",
     "scope_stats",
     "session_detail",
