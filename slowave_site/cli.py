@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "decay": ("decay", "apply salience decay (--now ISO, --dry-run)"),
     "reap": ("reap", "close idle sessions"),
     "show": ("show", "any id with its evidence chain"),
+    "explain": ("explain", "why each item of a retrieval ranks where it does (--all)"),
     "forget": ("forget", "suppress a memory or procedure (--reason required)"),
     "unforget": ("unforget", "restore a forgotten memory or procedure"),
     "stats": ("stats", "counts per entity and scope"),
@@ -35,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 # Commands that take --json themselves; for the rest a global --json is a usage error.
 JSON_COMMANDS = {
     "show",
+    "explain",
     "forget",
     "unforget",
     "stats",
