@@ -9,11 +9,12 @@ from typing import Any
 
 from django.utils import timezone
 
-from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RememberIn
+from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn
 from memory.services.activate import session_activate
 from memory.services.commit import session_commit
 from memory.services.feedback import feedback_submit
 from memory.services.forgetting import memory_forget
+from memory.services.recall import retrieval_recall
 from memory.services.remember import memory_remember
 from memory.services.sessions import ClientInfo
 
@@ -112,4 +113,42 @@ def seed(scope: str) -> dict[str, Any]:
         "session": second["session_id"],
         "retrieval": second["retrieval_id"],
         "procedure": f"proc_{second['session_id']}",
+    }
+
+
+SERVICES = ("billing", "search", "checkout", "inventory", "shipping", "accounts", "reports")
+PARTS = ("queue", "cache", "database", "worker", "gateway")
+# More related facts than one page of recall holds (20), worded apart enough to all rank.
+RETRY_FACTS = [
+    f"The {SERVICES[i % 7]} service {PARTS[i % 5]} retries failed requests {i + 2} times"
+    for i in range(28)
+]
+
+
+def seed_paged_recall(scope: str) -> dict[str, Any]:
+    """More related facts than one page holds, recalled once: page one shown, the rest not."""
+    opened = session_activate(
+        data=ActivateIn(task="Record retry notes", initial_goal="notes", scope=scope),
+        client=CLIENT,
+        now=timezone.now(),
+    )
+    memory_remember(
+        data=RememberIn(
+            scope=scope,
+            session_id=opened["session_id"],
+            memories=[{"content": c, "type": "fact"} for c in RETRY_FACTS],
+        ),
+        now=timezone.now(),
+    )
+    reply = retrieval_recall(
+        data=RecallIn(
+            session_id=opened["session_id"],
+            scope=scope,
+            query="How many times do services retry failed requests?",
+        ),
+        now=timezone.now(),
+    )
+    return {
+        "retrieval": reply["retrieval_id"],
+        "shown": [m["memory_id"] for m in reply["memories"]],
     }
