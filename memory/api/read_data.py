@@ -25,6 +25,7 @@ from memory.selectors import (
     procedure_list,
     record_of,
     retrieval_detail,
+    retrieval_explain,
     retrieval_get,
     scope_stats,
     session_detail,
@@ -51,6 +52,13 @@ class MemoryFilters(Page):
 class ScopeFilters(Page):
     scope: str | None = None
     status: str | None = None
+
+
+class ExplainFilters(Schema):
+    all: bool = Field(
+        False,
+        description="explain every catalogued item, not only page one and what was shown later",
+    )
 
 
 def _paged(listing: Listing[Any], page: Page, key: str, row: Any) -> dict[str, Any]:
@@ -115,10 +123,13 @@ def session_data(*, session_id: str) -> dict[str, Any]:
     }
 
 
-def retrieval_data(*, retrieval_id: str) -> dict[str, Any]:
+def retrieval_data(*, retrieval_id: str, filters: ExplainFilters) -> dict[str, Any]:
     found = retrieval_get(retrieval_id=retrieval_id)
     if found is None:
-        raise NotFound(f"no retrieval {retrieval_id}")
+        raise NotFound(
+            f"no retrieval {retrieval_id}; GET /api/sessions/{{id}} lists a session's retrievals"
+        )
+    explanation = retrieval_explain(retrieval_id=found.pk, all_items=filters.all)
     detail = retrieval_detail(retrieval=found)
     record = record_of(found)
     record.pop("catalog", None)  # internal paging state, not evidence
@@ -136,6 +147,7 @@ def retrieval_data(*, retrieval_id: str) -> dict[str, Any]:
             for r in detail["rows"]
         ],
         "missing_count": detail["missing_count"],
+        "explanation": explanation.as_data(),
     }
 
 

@@ -16,7 +16,7 @@ from django.http import HttpRequest
 from ninja import Query, Router
 
 from memory.api import read_data
-from memory.api.read_data import MemoryFilters, ScopeFilters
+from memory.api.read_data import ExplainFilters, MemoryFilters, ScopeFilters
 from memory.api.replies import (
     READ,
     HealthReply,
@@ -87,8 +87,12 @@ async def session(request: HttpRequest, session_id: str) -> dict[str, Any]:
     openapi_extra=reply_doc(RetrievalReply),
     operation_id="memory_api_retrieval",
 )
-async def retrieval(request: HttpRequest, retrieval_id: str) -> dict[str, Any]:
-    return await _call(read_data.retrieval_data, retrieval_id=retrieval_id)
+async def retrieval(
+    request: HttpRequest, retrieval_id: str, filters: Query[ExplainFilters]
+) -> dict[str, Any]:
+    """The retrieval, what it exposed and the feedback each target got, and `explanation`: why
+    each item ranks where it does (every signal's contribution to its score)."""
+    return await _call(read_data.retrieval_data, retrieval_id=retrieval_id, filters=filters)
 
 
 @router.get(

@@ -100,6 +100,7 @@ class RetrievalExplanation:
     all_items: bool
     items: list[ExplainedItem]
     signal_names: list[str]  # every signal seen in `items`, in the order ranking applies them
+    signal_meanings: dict[str, str]  # of those signals, what each means
 
     def as_data(self) -> dict[str, Any]:
         return asdict(self)
@@ -123,6 +124,7 @@ def retrieval_explain(*, retrieval_id: str, all_items: bool = False) -> Retrieva
         if all_items or item.page == 0 or item.exposed
     ]
     policy = retrieval.params.get("policy")
+    names = _signal_names(items)
     return RetrievalExplanation(
         retrieval_id=retrieval.pk,
         kind=retrieval.kind,
@@ -139,7 +141,8 @@ def retrieval_explain(*, retrieval_id: str, all_items: bool = False) -> Retrieva
         exposed=len(exposed),
         all_items=all_items,
         items=items,
-        signal_names=_signal_names(items),
+        signal_names=names,
+        signal_meanings={name: SIGNAL_MEANINGS.get(name, "") for name in names},
     )
 
 

@@ -137,10 +137,75 @@ class RetrievalExposureOut(Out):
     missing: bool = Field(description="no accepted feedback yet")
 
 
+class ContributionOut(Out):
+    signal: str = Field(description="a ranking signal; what each means: `signal_meanings`")
+    value: float = Field(description="what it added to the score (negative: took away)")
+
+
+class ItemFeedbackOut(Out):
+    event_id: str = Field(description="fbe_… id of the latest accepted feedback on the item")
+    label: str = Field(description="e.g. `used / helped`, `stale / outdated`, `used / harmed`")
+    created_at: datetime
+
+
+class ExplainedItemOut(Out):
+    """One catalogued item: where it ranked and every contribution to its score."""
+
+    rank: int = Field(description="1-based position in the frozen catalog (the exposure's rank)")
+    page: int = Field(description="0-based page index, as exposures and cursors count")
+    ref: str = Field(description="sch_N or proc_… id")
+    kind: Literal["memory", "procedure"]
+    pathway: ExposurePathway
+    currency: ExposureCurrency
+    parent: str | None = Field(description="associated: the direct memory whose edge added it")
+    preview: str = Field(description="the rendered content (or a procedure's goal), ≤120 chars")
+    shape: Literal["signals", "flat", "associated"] = Field(
+        description="signals: contributions itemised; flat: an older retrieval that kept only "
+        "inputs and a score; associated: ordered by edge weight, so no score"
+    )
+    signals: list[ContributionOut] = Field(
+        description="contributions in the order ranking applied them; they sum to `score`"
+    )
+    score: float | None = Field(description="the final score; null for associated items")
+    inputs: dict[str, float] = Field(
+        description="raw values of the winning facet (cos, coverage, rrf, temporal, topical, "
+        "facet: an index into `facets`); associated items: weight and topical"
+    )
+    exposed: bool = Field(description="the agent was shown it (an exposure exists)")
+    feedback: ItemFeedbackOut | None = Field(description="null when no accepted feedback")
+
+
+class RetrievalExplanationOut(Out):
+    """Why each item ranks where it does, from what the retrieval recorded (nothing re-ranked):
+    page one in full and every item shown later, in rank order (per page: direct memories,
+    associated ones, procedures); `?all=true` adds items of pages never shown."""
+
+    retrieval_id: str
+    kind: RetrievalKind
+    scope: str
+    session_id: str
+    query: str
+    cue: str = Field(description="the text ranked against (activate joins task and context)")
+    facets: list[str]
+    policy_version: str
+    policy: dict[str, dict[str, float | int | str | bool]] | None = Field(
+        description="the ranking policy's groups and values; null on older retrievals"
+    )
+    created_at: datetime
+    pages: int
+    catalogued: int = Field(description="items in the frozen catalog, over all pages")
+    exposed: int = Field(description="items the agent was shown")
+    all_items: bool
+    items: list[ExplainedItemOut]
+    signal_names: list[str] = Field(description="signals seen in `items`, in the order applied")
+    signal_meanings: dict[str, str] = Field(description="signal name → what it means")
+
+
 class RetrievalDetailOut(Out):
     retrieval: RetrievalRecord
     exposures: list[RetrievalExposureOut]
     missing_count: int
+    explanation: RetrievalExplanationOut
 
 
 class ProceduresOut(Out):

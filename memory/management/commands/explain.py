@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.management.commands._common import SlowaveCommand
-from memory.selectors import SIGNAL_MEANINGS, ExplainedItem, RetrievalExplanation, retrieval_explain
+from memory.selectors import ExplainedItem, RetrievalExplanation, retrieval_explain
 
 
 class Command(SlowaveCommand):
@@ -59,8 +59,8 @@ class Command(SlowaveCommand):
         console.print(table if e.items else "The catalog is empty: nothing passed the floor.")
         if e.signal_names:
             console.print("signals, in the order ranking applies them:")
-        for name in e.signal_names:
-            console.print(f"  [bold]{name}[/]: {SIGNAL_MEANINGS.get(name, '')}")
+        for name, meaning in e.signal_meanings.items():
+            console.print(f"  [bold]{name}[/]: {meaning}")
         left_out = e.catalogued - len(e.items)
         if left_out:
             console.print(
