@@ -1,3 +1,1 @@
-"""Ranking (spec §7): cue and facets, temporal cues, scoring and fusion, paging."""
-
-POLICY_VERSION = "slowave-hybrid-v1"
+"""Ranking (spec §7): cue and facets, candidates, signals under one policy, order, paging."""

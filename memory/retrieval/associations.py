@@ -6,21 +6,22 @@ from django.db.models import Q
 
 from memory.models import Association, Memory
 from memory.retrieval.candidates import MemoryRow, load_memories, stage_visible
-from memory.retrieval.engine import Ranking, topicals_against
-
-MIN_EDGE_WEIGHT = 0.50
+from memory.retrieval.cosines import topicals_against
+from memory.retrieval.policy import RankingPolicy
+from memory.retrieval.scored import Cue, Scored
 
 
 def neighbours(
-    *, ranking: Ranking, scope: str, floor: float
+    memories: list[Scored[MemoryRow]], cue: Cue, policy: RankingPolicy
 ) -> dict[int, list[tuple[MemoryRow, float, float]]]:
     """parent pk → [(neighbour, edge weight, topical)] for eligible neighbours outside catalog."""
-    direct = {it.obj.pk: it for it in ranking.memories}
-    if not direct or ranking.cue is None:
+    direct = {it.obj.pk for it in memories}
+    if not direct:
         return {}
     # Plain tuples: a well-connected catalog has a thousand edges, too many to build models for.
     edges = Association.objects.filter(
-        Q(src_id__in=direct) | Q(dst_id__in=direct), weight__gte=MIN_EDGE_WEIGHT
+        Q(src_id__in=direct) | Q(dst_id__in=direct),
+        weight__gte=policy.associations.min_edge_weight,
     ).values_list("src_id", "dst_id", "weight")
     best: dict[tuple[int, int], float] = {}
     for src, dst, weight in edges:
@@ -31,12 +32,13 @@ def neighbours(
     others = [
         memory
         for memory in load_memories({other for _, other in best})
-        if memory.status == Memory.Status.ACTIVE and stage_visible(memory, scope)
+        if memory.status == Memory.Status.ACTIVE and stage_visible(memory, cue.scope)
     ]
-    topical = topicals_against(ranking.cue, others)
+    topical = topicals_against(cue, others, policy)
     by_pk = {memory.pk: memory for memory in others}
+    needed = policy.associations.floor_share * policy.admission.floor
     out: dict[int, list[tuple[MemoryRow, float, float]]] = {}
     for (parent, other), weight in sorted(best.items()):
-        if other in by_pk and topical[other] >= 0.5 * floor:
+        if other in by_pk and topical[other] >= needed:
             out.setdefault(parent, []).append((by_pk[other], weight, topical[other]))
     return out

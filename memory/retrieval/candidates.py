@@ -12,14 +12,10 @@ from django.db import connection
 
 from memory import lexical, passages
 from memory.models import Episode, Memory
+from memory.retrieval.policy import Candidates
 from memory.text import tokens
 from memory.vectors import get_index
 
-POOL = 50
-# The whole cue of a long, many-part task gets a deeper pool: facets past the cap (and parts
-# too short to be facets) are found through it, five candidates per distinct query term.
-WHOLE_CUE_POOL_PER_TERM = 5
-WHOLE_CUE_POOL_MAX = 1000
 ELIGIBLE_STATUSES = (Memory.Status.ACTIVE, Memory.Status.STALE)
 
 
@@ -173,12 +169,8 @@ def stage_visible(memory: Memory | MemoryRow, scope: str) -> bool:
     return stage >= 2
 
 
-def scope_factor(memory: Memory | MemoryRow, scope: str) -> float:
-    return 0.70 if memory.scope != scope and memory.generalization_stage == 2 else 1.0
-
-
 def pool_for(
-    kind: str, text: str, vector: np.ndarray | None, scopes: list[str], limit: int = POOL
+    kind: str, text: str, vector: np.ndarray | None, scopes: list[str], limit: int
 ) -> Pool:
     nearest = dense_hits(kind, vector, limit, scopes) if vector is not None else []
     lexical_hits = lexical.search(kind, text, scopes, limit)
@@ -208,5 +200,8 @@ def dense_hits(
     return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))
 
 
-def whole_cue_pool(text: str) -> int:
-    return min(WHOLE_CUE_POOL_MAX, max(POOL, WHOLE_CUE_POOL_PER_TERM * len(set(tokens(text)))))
+def whole_cue_pool(text: str, candidates: Candidates) -> int:
+    """The whole cue's pool: deeper for a long, many-part task, so facets past the cap (and
+    parts too short to be facets) are found through it."""
+    per_term = candidates.whole_cue_pool_per_term * len(set(tokens(text)))
+    return min(candidates.whole_cue_pool_max, max(candidates.pool, per_term))

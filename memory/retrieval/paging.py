@@ -8,14 +8,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from memory.retrieval.policy import DEFAULT_POLICY, Paging
 from memory.text import stems
 
-MEMORY_PAGE_ITEMS = 20
-MEMORY_PAGE_CHARS = 12_288
-PROCEDURE_PAGE_ITEMS = 5
-PROCEDURE_PAGE_CHARS = 24_576
-ASSOCIATED_PER_PAGE = 3
-CONTENT_LIMIT = 1_024
+# Rendering, not ranking: an excerpt is the same whatever policy ranked the item.
+CONTENT_LIMIT = DEFAULT_POLICY.paging.content_limit
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -50,7 +47,7 @@ class Entry:
     kind: str
     pathway: str
     currency: str
-    scores: dict[str, float]
+    scores: dict[str, object]
     payload: dict[str, Any]
     parent: str | None = None
     weight: float = 0.0
@@ -97,17 +94,23 @@ def _pack(entries: list[Entry], start: int, max_items: int, max_chars: int) -> i
 
 
 def build_pages(
-    direct: list[Entry], procedures: list[Entry], associated: dict[str, list[Entry]]
+    direct: list[Entry],
+    procedures: list[Entry],
+    associated: dict[str, list[Entry]],
+    paging: Paging = DEFAULT_POLICY.paging,
 ) -> list[Page]:
     pages: list[Page] = []
     m_at = p_at = 0
     shown = {e.ref for e in direct}
     while True:
-        m_end = _pack(direct, m_at, MEMORY_PAGE_ITEMS, MEMORY_PAGE_CHARS)
-        p_end = _pack(procedures, p_at, PROCEDURE_PAGE_ITEMS, PROCEDURE_PAGE_CHARS)
+        m_end = _pack(direct, m_at, paging.memory_items, paging.memory_chars)
+        p_end = _pack(procedures, p_at, paging.procedure_items, paging.procedure_chars)
         page = Page(memory_offset=m_at, procedure_offset=p_at)
         page.memories = [e.as_json() for e in direct[m_at:m_end]]
-        page.memories += [e.as_json() for e in _neighbours(direct[m_at:m_end], associated, shown)]
+        page.memories += [
+            e.as_json()
+            for e in _neighbours(direct[m_at:m_end], associated, shown, paging.associated_per_page)
+        ]
         page.procedures = [e.as_json() for e in procedures[p_at:p_end]]
         pages.append(page)
         m_at, p_at = m_end, p_end
@@ -116,9 +119,10 @@ def build_pages(
 
 
 def _neighbours(
-    page: list[Entry], associated: dict[str, list[Entry]], shown: set[str]
+    page: list[Entry], associated: dict[str, list[Entry]], shown: set[str], per_page: int
 ) -> list[Entry]:
-    parent_score = {e.ref: e.scores.get("score", 0.0) for e in page}
+    # The parent's final score (spec §7.5.4: weight × parent score).
+    parent_score = {e.ref: cast(float, e.scores.get("score", 0.0)) for e in page}
     options = [n for e in page for n in associated.get(e.ref, [])]
     # Associated entries always carry the ref of the entry they hang off.
     options.sort(key=lambda n: (-(n.weight * parent_score[cast(str, n.parent)]), n.ref))
@@ -128,7 +132,7 @@ def _neighbours(
             continue
         shown.add(entry.ref)
         chosen.append(entry)
-        if len(chosen) == ASSOCIATED_PER_PAGE:
+        if len(chosen) == per_page:
             break
     return chosen
 

@@ -114,11 +114,6 @@ def procedure_full(proc: Procedure, *, scope: str) -> dict[str, Any]:
     return payload
 
 
-def net_feedback(proc_id: str) -> int:
-    rows = latest_procedure_feedback(proc_id)
-    return sum(r.effect == "helped" for r in rows) - 2 * sum(r.effect == "harmed" for r in rows)
-
-
 def _evidence_item(
     evidence_id: str,
     source_kind: str,

@@ -1,48 +1,32 @@
-"""Speaker-aware matching for recall (issue 3): a memory written as `<Name>: text` was said by Name.
+"""Who said a line, for transcript-like scopes: a memory written as `<Name>: text` was said by Name.
 
 A cue that names a person mostly asks about what that person said of themselves; their own
-words outrank the same name merely mentioned by someone else. A ranking signal only: admission
-still rests on `topical`.
+words outrank the same name merely mentioned by someone else (signals.said, ordering.lead).
+The gate is what the scope holds: a label counts as a speaker only once it opens several of
+the scope's lines, so a scope of plain notes never gets these signals.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
-from typing import TypeVar
 
+from memory.models import Memory
+from memory.retrieval.policy import Speakers
 from memory.retrieval.scope_facts import ScopeFacts
 from memory.text import TOKEN_RE, tokens
 
 # Up to three capitalised words and a colon open a transcript line: "Caroline: ...", "Dr Lee: ...".
 _LABEL = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
-# Measured on LoCoMo (tune and held-out conversations alike): +0.01 evidence recall@5.
-SPEAKER_WEIGHT = 0.05
-T = TypeVar("T")
+# Contractions split into their pronoun ("I'm" -> "i", "m"), so the bare forms count them.
+_FIRST_PERSON = frozenset("i me my mine myself we us our ours".split())
+_SECOND_PERSON = frozenset("you your yours yourself yourselves".split())
 
 
 def speaker(content: str) -> str | None:
     """The lower-cased first word of a content's speaker label, if it has one."""
     match = _LABEL.match(content)
     return match.group(1).split()[0].lower() if match else None
-
-
-def bonus(content: str, cue_words: frozenset[str]) -> float:
-    """SPEAKER_WEIGHT when the memory's speaker is named in the cue, else 0."""
-    who = speaker(content)
-    return SPEAKER_WEIGHT if who is not None and who in cue_words else 0.0
-
-
-# A cue naming one speaker opens with up to this many of that speaker's own accounts. On LoCoMo
-# (tuning and held-out conversations alike) it raised the keyword hit rate from 72.1 to 82.1 %:
-# a question about what one person did no longer opens with the other person's line on the
-# subject, nor with the named person's reaction to it. Evidence recall@5 rose in categories 1-4
-# and fell in category 5, whose evidence is the other person's line (still in the first 20).
-LEAD = 3
-# Contractions split into their pronoun ("I'm" -> "i", "m"), so the bare forms count them.
-_FIRST_PERSON = frozenset("i me my mine myself we us our ours".split())
-_SECOND_PERSON = frozenset("you your yours yourself yourselves".split())
 
 
 def of_themselves(text: str) -> bool:
@@ -59,51 +43,29 @@ def of_themselves(text: str) -> bool:
     return first > second
 
 
-def lead_with_named(
-    items: list[T], named: frozenset[str], line: Callable[[T], str | None]
-) -> list[T]:
-    """The items reordered so the first LEAD of the named speaker's lines about themselves come
-    first, when the cue names exactly one speaker; otherwise unchanged. Nothing is dropped.
-    `line` gives an item's text, or None for one that may not lead (a stale line stays behind
-    what replaced it, spec §7)."""
-    if len(named) != 1:
-        return items
-    own = [
-        it
-        for it in items
-        if (text := line(it)) is not None and speaker(text) in named and of_themselves(text)
-    ]
-    first = own[:LEAD]
-    if not first:
-        return items
-    chosen = {id(it) for it in first}
-    return first + [it for it in items if id(it) not in chosen]
-
-
-RECENT_LINES = 500  # speaker labels are read from the scope's latest memories
-MIN_LINES = 3  # a label seen this often names a speaker, not a one-off "Note:"
-
-
 def _latest(scope: str):
-    from memory.models import Memory
-
     return Memory.objects.filter(scope=scope).order_by("-pk").values_list("content", flat=True)
 
 
 @lru_cache(maxsize=256)
-def _scope_speakers(scope: str, n_items: int, newest: str) -> frozenset[str]:
+def _scope_speakers(
+    scope: str, n_items: int, newest: str, recent: int, min_lines: int
+) -> frozenset[str]:
     seen: dict[str, int] = {}
-    for content in _latest(scope)[:RECENT_LINES]:
+    for content in _latest(scope)[:recent]:
         if (who := speaker(content)) is not None:
             seen[who] = seen.get(who, 0) + 1
-    return frozenset(who for who, n in seen.items() if n >= MIN_LINES)
+    return frozenset(who for who, n in seen.items() if n >= min_lines)
 
 
-def scope_speakers(scope: str, facts: ScopeFacts) -> frozenset[str]:
-    """Speakers of a transcript-like scope, re-read when its size or newest memory changes."""
+def scope_speakers(scope: str, facts: ScopeFacts, policy: Speakers) -> frozenset[str]:
+    """Speakers of a transcript-like scope (labels among its `recent_lines` latest memories
+    seen `min_lines` times), re-read when its size or newest memory changes."""
     if not facts.newest_content:
         return frozenset()
-    return _scope_speakers(scope, facts.eligible, facts.newest_content)
+    return _scope_speakers(
+        scope, facts.eligible, facts.newest_content, policy.recent_lines, policy.min_lines
+    )
 
 
 def without_speakers(text: str, names: frozenset[str]) -> str:

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-IN_WINDOW = 0.15
-OUT_OF_WINDOW = -0.05
+from memory.retrieval.policy import DEFAULT_POLICY
+
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
@@ -57,8 +57,8 @@ _DAY_MONTH = re.compile(
 # weekend"), so a named day matches what was recorded up to a week later. On LoCoMo 52 of 61
 # evidence turns for a day-specific question fall on that day and 6 of the other 9 in the
 # 4 days after. With ranges: temporal evidence recall@10 0.888 -> 0.899, @20 0.912 -> 0.923,
-# nothing lost elsewhere (tuning and held-out conversations alike).
-REPORT_LAG = timedelta(days=7)
+# nothing lost elsewhere (tuning and held-out conversations alike). The lag is a policy value
+# (policy.ScoreTerms.report_lag_days).
 _YEAR = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b")
 
 
@@ -84,23 +84,30 @@ def _month_window(year: int, month: int) -> Window:
     return Window(start, end)
 
 
-def parse_window(text: str, now: datetime) -> Window | None:
+def parse_window(
+    text: str, now: datetime, lag_days: int = DEFAULT_POLICY.terms.report_lag_days
+) -> Window | None:
     """The most specific temporal cue in text as a window, or None.
 
     A calendar date a question names outranks a vague "recently" in the same question: "what
-    did she recommend recently, on 7 February 2022?" is about that day.
+    did she recommend recently, on 7 February 2022?" is about that day. A named day also
+    matches what was told in the `lag_days` after it.
     """
     lowered = text.lower()
-    return _calendar(lowered) or _relative_cue(lowered, now) or _month(lowered, now)
+    return (
+        _calendar(lowered, timedelta(days=lag_days))
+        or _relative_cue(lowered, now)
+        or _month(lowered, now)
+    )
 
 
-def _date(year: str, month: str, day: str) -> Window | None:
+def _date(year: str, month: str, day: str, lag: timedelta) -> Window | None:
     try:
         start = datetime(int(year), MONTHS[month] if month in MONTHS else int(month), int(day))
     except ValueError:
         return None
     start = start.replace(tzinfo=UTC)
-    return Window(start, start + timedelta(days=1) + REPORT_LAG)
+    return Window(start, start + timedelta(days=1) + lag)
 
 
 def _day_in(text: str) -> tuple[str | None, str, str] | None:
@@ -114,7 +121,7 @@ def _day_in(text: str) -> tuple[str | None, str, str] | None:
     return None
 
 
-def _range(lowered: str) -> Window | None:
+def _range(lowered: str, lag: timedelta) -> Window | None:
     """From the first to the last day of "between <day> and <day>"; a year named once holds
     for both."""
     if not (match := _RANGE.search(lowered)):
@@ -122,22 +129,22 @@ def _range(lowered: str) -> Window | None:
     first, last = _day_in(match.group(1)), _day_in(match.group(2))
     if first is None or last is None or not (year := last[0] or first[0]):
         return None
-    opening = _date(first[0] or year, first[1], first[2])
-    closing = _date(last[0] or year, last[1], last[2])
+    opening = _date(first[0] or year, first[1], first[2], lag)
+    closing = _date(last[0] or year, last[1], last[2], lag)
     if opening is None or closing is None or closing.start < opening.start:
         return None
     return Window(opening.start, closing.end)
 
 
-def _calendar(lowered: str) -> Window | None:
-    if window := _range(lowered):
+def _calendar(lowered: str, lag: timedelta) -> Window | None:
+    if window := _range(lowered, lag):
         return window
     if match := _ISO.search(lowered):
-        return _date(match.group(1), match.group(2), match.group(3))
+        return _date(match.group(1), match.group(2), match.group(3), lag)
     if match := _MONTH_DAY_YEAR.search(lowered):
-        return _date(match.group(3), match.group(1), match.group(2))
+        return _date(match.group(3), match.group(1), match.group(2), lag)
     if match := _DAY_MONTH_YEAR.search(lowered):
-        return _date(match.group(3), match.group(2), match.group(1))
+        return _date(match.group(3), match.group(2), match.group(1), lag)
     if (match := _MONTH.search(lowered)) and match.group(2):
         return _month_window(int(match.group(2)), MONTHS[match.group(1)])
     return None
@@ -195,7 +202,10 @@ def _relative(which: str, unit: str, now: datetime, today: datetime) -> Window:
     return Window(datetime(now.year - 1, 1, 1, tzinfo=UTC), datetime(now.year, 1, 1, tzinfo=UTC))
 
 
-def temporal_bonus(window: Window | None, moment: datetime | None) -> float:
+def temporal_bonus(
+    window: Window | None, moment: datetime | None, inside: float, outside: float
+) -> float:
+    """`inside` for an item told within the cue's window, `outside` for one told elsewhere."""
     if window is None or moment is None:
         return 0.0
-    return IN_WINDOW if window.contains(moment) else OUT_OF_WINDOW
+    return inside if window.contains(moment) else outside

@@ -10,7 +10,6 @@ from django.db import transaction
 
 from memory.ids import new_session_id
 from memory.models import Event, Memory, Session
-from memory.retrieval import POLICY_VERSION
 from memory.retrieval.facets import build_cue, flatten_context
 from memory.schemas import ActivateIn
 from memory.services.retrieval import retrieval_prepare, retrieval_publish
@@ -94,7 +93,7 @@ def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> 
         return {
             "retrieval_id": retrieval.id,
             "session_id": session.id,
-            "retrieval_policy_version": POLICY_VERSION,
+            "retrieval_policy_version": retrieval.policy_version,
             "memory_state": "cold_start" if cold else "available",
             "warnings": _warnings(data.scope, cold, lexical_only),
             "continuity_id": continuity.id,

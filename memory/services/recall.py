@@ -9,7 +9,6 @@ from django.db import transaction
 
 from memory.errors import InvalidInput
 from memory.models import Cursor, Event, Session
-from memory.retrieval import POLICY_VERSION
 from memory.retrieval.facets import build_cue, flatten_context
 from memory.schemas import RecallIn
 from memory.services.activate import LEXICAL_ONLY
@@ -62,7 +61,7 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
             "evidence": retrieval.catalog.get("evidence", []),
             "evidence_mode": retrieval.evidence_mode,
             "evidence_truncated": retrieval.catalog.get("evidence_truncated", False),
-            "retrieval_policy_version": POLICY_VERSION,
+            "retrieval_policy_version": retrieval.policy_version,
             "relevant_total": retrieval.relevant_total,
             "catalog_truncated": retrieval.catalog_truncated,
         }

@@ -6,20 +6,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
-
 from memory import ids
 from memory.embeddings import get_embedder
 from memory.models import Cursor, Event, Exposure, Memory, Procedure, Retrieval, Session
-from memory.retrieval import POLICY_VERSION
-from memory.retrieval.associations import neighbours
-from memory.retrieval.engine import Ranking, rank, rank_episodes
+from memory.retrieval.engine import Ranking, rank
 from memory.retrieval.paging import Entry, accessible_field, build_pages
 from memory.retrieval.render import (
     episode_evidence,
     event_evidence,
     memory_payload,
-    net_feedback,
     procedure_full,
     procedure_preview,
 )
@@ -43,9 +38,7 @@ def _entries(
     ]
     associated: dict[str, list[Entry]] = {}
     payloads: dict[int, dict] = {}  # a neighbour of several direct items renders once
-    for parent, found in neighbours(
-        ranking=ranking, scope=scope, floor=settings.SLOWAVE_MIN_RELEVANCE
-    ).items():
+    for parent, found in ranking.associated.items():
         associated[ids.memory_ref(parent)] = [
             Entry(
                 ref=ids.memory_ref(m.pk),
@@ -63,14 +56,6 @@ def _entries(
             for m, w, t in found
         ]
     render = procedure_preview if kind == "activate" else procedure_full
-    procs = sorted(
-        ranking.procedures,
-        key=lambda it: (
-            -round(it.topical / 0.05) * 0.05,
-            -net_feedback(it.obj.pk),
-            -it.obj.created_at.timestamp(),
-        ),
-    )
     procedures = [
         Entry(
             ref=it.obj.pk,
@@ -80,13 +65,13 @@ def _entries(
             scores=it.details,
             payload=render(it.obj, scope=scope),
         )
-        for it in procs
+        for it in ranking.procedures
     ]
     return direct, procedures, associated
 
 
 def _evidence(
-    ranking: Ranking, first_page: list[dict[str, Any]], *, full: bool, scope: str, now: datetime
+    ranking: Ranking, first_page: list[dict[str, Any]], *, full: bool
 ) -> tuple[list[dict[str, Any]], bool]:
     """Provenance events of the first page's memories, then episodes matched directly."""
     refs = [pk for pk in (ids.memory_pk(m["ref"]) for m in first_page) if pk is not None]
@@ -101,10 +86,7 @@ def _evidence(
     ]
     # Episodes only ever fill what the provenance left: skip ranking them when it is full.
     if len(items) <= EVIDENCE_LIMIT:
-        items += [
-            episode_evidence(it.obj, full)
-            for it in rank_episodes(ranking=ranking, scope=scope, now=now)
-        ]
+        items += [episode_evidence(it.obj, full) for it in ranking.episodes()]
     return items[:EVIDENCE_LIMIT], len(items) > EVIDENCE_LIMIT
 
 
@@ -127,15 +109,13 @@ def retrieval_prepare(
     caller's write transaction, and the database's write lock, stay short."""
     ranking = rank(scope=scope, cue=cue, kind=kind, now=now)
     direct, procedures, associated = _entries(ranking, scope=scope, query=cue, kind=kind)
-    pages = [vars(p) for p in build_pages(direct, procedures, associated)]
+    pages = [vars(p) for p in build_pages(direct, procedures, associated, ranking.policy.paging)]
     catalog: dict[str, Any] = {"pages": pages}
     if kind == "recall":
         catalog["evidence"], catalog["evidence_truncated"] = _evidence(
             ranking,
             pages[0]["memories"],
             full=evidence_mode == "full",
-            scope=scope,
-            now=now,
         )
     return Prepared(kind, cue, evidence_mode, ranking, catalog, len(direct))
 
@@ -151,15 +131,16 @@ def retrieval_publish(
         scope=session.scope,
         query=query,
         facets=prepared.ranking.facets,
-        policy_version=POLICY_VERSION,
+        policy_version=prepared.ranking.policy.version,
         catalog=prepared.catalog,
         relevant_total=prepared.relevant_total,
         catalog_truncated=prepared.ranking.truncated,
         evidence_mode=prepared.evidence_mode,
         params={
-            "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
-            "relative_margin": settings.SLOWAVE_RELATIVE_MARGIN,
+            "min_relevance": prepared.ranking.policy.admission.floor,
+            "relative_margin": prepared.ranking.policy.admission.relative_margin,
             "cue": prepared.cue,
+            "policy": prepared.ranking.policy.as_dict(),
         },
         embedder=get_embedder().name,
         created_at=now,

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from memory.models import Association, Memory
-from memory.retrieval import context, scoring, speakers
+from memory.retrieval import signals, speakers
 from memory.retrieval.engine import rank
+from memory.retrieval.policy import DEFAULT_POLICY, RankingPolicy
 from memory.schemas import ActivateIn, RecallIn, RememberIn
 from memory.services.activate import session_activate
 from memory.services.recall import retrieval_recall
@@ -38,8 +40,14 @@ def _facts(*lines: str) -> list[int]:
     return _store([{"content": line, "type": "fact"} for line in lines])[1]
 
 
-def _ranked(cue: str, kind: str = "recall") -> list[int]:
-    return [it.obj.pk for it in rank(scope=SCOPE, cue=cue, kind=kind, now=timezone.now()).memories]
+def _ranked(cue: str, kind: str = "recall", policy: RankingPolicy | None = None) -> list[int]:
+    ranking = rank(scope=SCOPE, cue=cue, kind=kind, now=timezone.now(), policy=policy)
+    return [it.obj.pk for it in ranking.memories]
+
+
+def _without(group: str, **values: float) -> RankingPolicy:
+    """The default policy with some values of one group changed."""
+    return replace(DEFAULT_POLICY, **{group: replace(getattr(DEFAULT_POLICY, group), **values)})
 
 
 def test_it_drops_everything_below_the_relevance_floor(settings):
@@ -91,24 +99,19 @@ def test_it_answers_every_facet_of_a_multi_part_task():
 
 
 def test_it_rewards_agreement_of_the_dense_and_lexical_channels():
-    assert scoring.rrf(1, 1) > scoring.rrf(1, None) > scoring.rrf(None, None)
-    both = scoring.combined(
-        topical_score=0.5,
-        rrf_score=scoring.rrf(1, 1),
-        salience=1.4,
-        temporal=0,
-        scope_factor=1,
-        stale=False,
+    policy = DEFAULT_POLICY
+    assert (
+        signals.rrf(1, 1, policy) > signals.rrf(1, None, policy) > signals.rrf(None, None, policy)
     )
-    one = scoring.combined(
-        topical_score=0.5,
-        rrf_score=scoring.rrf(1, None),
-        salience=1.4,
-        temporal=0,
-        scope_factor=1,
-        stale=False,
+    both = signals.FacetEvidence(
+        cos=0.5, coverage=0.5, rrf=signals.rrf(1, 1, policy), salience=1.4, temporal=0
     )
-    assert both > one
+    one = replace(both, rrf=signals.rrf(1, None, policy))
+    assert sum(v for _, v in signals.base(both, policy)) > sum(
+        v for _, v in signals.base(one, policy)
+    )
+    flat = _without("terms", rrf_weight=0.0)
+    assert sum(v for _, v in signals.base(both, flat)) == sum(v for _, v in signals.base(one, flat))
 
 
 def test_it_shows_strong_neighbours_as_associated_items():
@@ -212,7 +215,7 @@ def test_it_orders_by_what_was_said_not_by_who_is_named(monkeypatch):
     assert _ranked(question)[0] != pks[4]
 
 
-def test_it_prefers_a_turn_whose_session_matches_too(monkeypatch):
+def test_it_prefers_a_turn_whose_session_matches_too():
     # Two near-equal answers; the one told in a session that also matches elsewhere comes first.
     in_session = _facts(
         "Tim: I'm training for the Boston marathon in April",
@@ -228,11 +231,10 @@ def test_it_prefers_a_turn_whose_session_matches_too(monkeypatch):
     )
     question = "Did Tim have a good day yesterday?"
     assert _ranked(question)[0] == in_session[-1]
-    monkeypatch.setattr(context, "SESSION_WEIGHT", 0.0)
-    assert _ranked(question)[0] == alone[-1]
+    assert _ranked(question, policy=_without("recall", session_weight=0.0))[0] == alone[-1]
 
 
-def test_it_reads_a_turn_two_steps_from_a_match_as_context(monkeypatch):
+def test_it_reads_a_turn_two_steps_from_a_match_as_context():
     # Two near-equal answers; the one told two turns after a strong match comes first.
     near = _facts(
         "Tim: I signed up for the Boston marathon in April",
@@ -250,11 +252,10 @@ def test_it_reads_a_turn_two_steps_from_a_match_as_context(monkeypatch):
     by_pk = {it.obj.pk: it for it in ranking}
     assert by_pk[near[-1]].context == pytest.approx(0.5 * by_pk[near[0]].topical)
     assert ranking[0].obj.pk == near[-1]
-    monkeypatch.setattr(context, "FAR_SHARE", 0.0)
-    assert _ranked(question)[0] == far[-1]
+    assert _ranked(question, policy=_without("recall", far_share=0.0))[0] == far[-1]
 
 
-def test_it_reads_the_turn_after_a_matching_question_as_its_answer(monkeypatch):
+def test_it_reads_the_turn_after_a_matching_question_as_its_answer():
     # Two near-equal answers after equally strong matches; the one that replies to a question
     # about the cue comes first.
     told = _facts(
@@ -268,9 +269,9 @@ def test_it_reads_the_turn_after_a_matching_question_as_its_answer(monkeypatch):
     question = "Which basketball team does Tim support?"
     ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now()).memories
     by_pk = {it.obj.pk: it for it in ranking}
-    assert by_pk[asked[1]].reply == pytest.approx(by_pk[asked[0]].topical - context.REPLY_FROM)
+    reply_from = DEFAULT_POLICY.recall.reply_from
+    assert by_pk[asked[1]].reply == pytest.approx(by_pk[asked[0]].topical - reply_from)
     assert by_pk[told[1]].reply == 0.0
     assert ranking.index(by_pk[asked[1]]) < ranking.index(by_pk[told[1]])
-    monkeypatch.setattr(context, "REPLY_WEIGHT", 0.0)
-    order = _ranked(question)
+    order = _ranked(question, policy=_without("recall", reply_weight=0.0))
     assert order.index(told[1]) < order.index(asked[1])

@@ -8,10 +8,10 @@ import pytest
 from django.utils import timezone
 
 from memory.models import Memory
-from memory.retrieval import candidates, engine, speakers
+from memory.retrieval import engine, speakers
 from memory.retrieval.engine import rank
 from tests.memory.test_retrieval_dates import _remember
-from tests.memory.test_retrieval_signals import SCOPE, _facts, _ranked
+from tests.memory.test_retrieval_signals import SCOPE, _facts, _ranked, _without
 
 pytestmark = pytest.mark.django_db
 
@@ -25,10 +25,10 @@ def test_it_reads_the_speaker_label_of_a_transcript_line():
     )
 
 
-def test_it_puts_the_named_speakers_own_words_first(monkeypatch):
+def test_it_puts_the_named_speakers_own_words_first():
     # Both lines name both people and are about camping; only the speaker differs. The score
     # signal is under test here, so no lines are led by speaker.
-    monkeypatch.setattr(speakers, "LEAD", 0)
+    unled = _without("speakers", lead=0)
     when = datetime(2023, 8, 1, tzinfo=UTC)
     for line in (
         "Caroline: Hi Melanie, nice to see you",
@@ -40,20 +40,18 @@ def test_it_puts_the_named_speakers_own_words_first(monkeypatch):
     hers = _remember("Caroline: Melanie, I went camping at the beach with the kids", when)
     _remember("Melanie: Caroline, we went camping in the mountains with the kids", when)
 
-    def first() -> int:
+    def first(policy) -> int:
         cue = "Where did Caroline go camping?"
-        return (
-            rank(scope="project:dates", cue=cue, kind="recall", now=timezone.now())
-            .memories[0]
-            .obj.pk
+        ranking = rank(
+            scope="project:dates", cue=cue, kind="recall", now=timezone.now(), policy=policy
         )
+        return ranking.memories[0].obj.pk
 
-    assert first() == hers
-    monkeypatch.setattr(speakers, "SPEAKER_WEIGHT", 0.0)
-    assert first() != hers
+    assert first(unled) == hers
+    assert first(_without("speakers", lead=0, said_weight=0.0)) != hers
 
 
-def test_a_cue_naming_a_speaker_also_searches_without_the_name(monkeypatch):
+def test_a_cue_naming_a_speaker_also_searches_without_the_name():
     """With pools two deep, Ana's lines fill the named cue's pools by her name and "feel";
     what Ben said about her comes in through the name-free cue alone (no word of it matches
     the question, so BM25 cannot find it either)."""
@@ -63,19 +61,22 @@ def test_a_cue_naming_a_speaker_also_searches_without_the_name(monkeypatch):
     lines += [f"Ben: I fixed the bike chain on day {n}." for n in range(3)]
     lines.append("Ben: She told me yachts terrify her.")
     yachts = _facts(*lines)[-1]
-    monkeypatch.setattr(candidates, "POOL", 2)
-    monkeypatch.setattr(candidates, "WHOLE_CUE_POOL_PER_TERM", 0)
+    shallow = _without("candidates", pool=2, whole_cue_pool_per_term=0)
     ranking = rank(
-        scope=SCOPE, cue="What does Ana feel about boats?", kind="recall", now=timezone.now()
+        scope=SCOPE,
+        cue="What does Ana feel about boats?",
+        kind="recall",
+        now=timezone.now(),
+        policy=shallow,
     )
     assert ranking.cue.rank_vectors is not ranking.cue.vectors  # the cue names a speaker
-    (pool,) = engine._gather(ranking.cue, "memory", [SCOPE])
+    (pool,) = engine._gather(ranking.cue, "memory", [SCOPE], shallow)
     assert yachts not in pool.dense and yachts not in pool.lexical
     assert yachts in pool.related
     assert yachts in [it.obj.pk for it in ranking.memories]
 
 
-def test_a_cue_naming_one_speaker_opens_with_their_own_lines(monkeypatch):
+def test_a_cue_naming_one_speaker_opens_with_their_own_lines():
     """The race was Melanie's; a question that gives it to Caroline opens with Caroline's own
     lines on running, and still returns Melanie's race further down."""
     lines = [
@@ -99,8 +100,7 @@ def test_a_cue_naming_one_speaker_opens_with_their_own_lines(monkeypatch):
     after = _ranked(cue)
     assert after[0] in carolines - {led[0]}
     assert after[-1] == led[0]
-    monkeypatch.setattr(speakers, "LEAD", 0)
-    assert _ranked(cue)[0] == race
+    assert _ranked(cue, policy=_without("speakers", lead=0))[0] == race
 
 
 def test_a_named_speakers_reply_about_the_listener_does_not_lead():

@@ -6,7 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 from memory.lexical import fts_query
 from memory.retrieval.facets import flatten_context, split_facets
-from memory.retrieval.scoring import coverage, facet_terms, rrf, topical
+from memory.retrieval.policy import DEFAULT_POLICY
+from memory.retrieval.scoring import coverage, facet_terms
+from memory.retrieval.signals import rrf, topical
 from memory.retrieval.temporal import parse_window
 from memory.text import normalized_hash, stem
 
@@ -76,5 +78,5 @@ def test_it_reads_temporal_cues():
 def test_it_scores_coverage_topical_and_fusion():
     terms = facet_terms("database timeout", {"database": 1.0, "timeout": 3.0})
     assert coverage(terms, {"timeout", "other"}) == 0.75
-    assert topical(0.2, 0.8) == 0.5 and topical(0.6, 0.0) == 0.6
-    assert rrf(1, 1) == 1.0 and rrf(None, None) == 0.0
+    assert topical(0.2, 0.8, DEFAULT_POLICY) == 0.5 and topical(0.6, 0.0, DEFAULT_POLICY) == 0.6
+    assert rrf(1, 1, DEFAULT_POLICY) == 1.0 and rrf(None, None, DEFAULT_POLICY) == 0.0

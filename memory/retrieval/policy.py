@@ -1,0 +1,242 @@
+"""The ranking policy: every weight and threshold retrieval uses, in one frozen value (spec §7).
+
+Each field says why it exists and what it was measured to do. Ranking code reads these values
+and holds no tuning constants of its own, so a benchmark can re-rank a store under another
+policy (`slowave bench … --policy recall.reply_weight=0.5`) and a Retrieval records exactly the
+policy it ran with. `version` is derived from the values: it changes whenever ranking does.
+
+What does not live here: the cue grammar (facets.py, spec-fixed), the date parser's vocabulary
+(temporal.py) and the limits on inputs (schemas).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from django.conf import settings
+
+
+@dataclass(frozen=True)
+class Candidates:
+    # Spec §7.1: dense KNN and BM25 top 50 per facet.
+    pool: int = 50
+    # The whole cue of a long, many-part task gets a deeper pool, five candidates per distinct
+    # query term: facets past the cap (and parts too short to be facets) are found through it.
+    whole_cue_pool_per_term: int = 5
+    whole_cue_pool_max: int = 1000
+
+
+@dataclass(frozen=True)
+class Admission:
+    # Spec §7.5.1 (SLOWAVE_MIN_RELEVANCE): calibrated so hard negatives return nothing.
+    floor: float = 0.35
+    # Spec §7.5.2 (SLOWAVE_RELATIVE_MARGIN), activate only: a compact working set per facet.
+    relative_margin: float = 0.12
+    # Spec §7.1.3: a promoted memory from another scope must be clearly on topic.
+    cross_scope_topical: float = 0.40
+    # Spec §7.2: topical = max(cos, share·cos + (1 − share)·coverage).
+    topical_cos_share: float = 0.5
+
+
+@dataclass(frozen=True)
+class ScoreTerms:
+    # Spec §7.2: query-term coverage orders the admitted items (plateau 0.5–1.2 on LoCoMo);
+    # admission still rests on topical alone.
+    coverage_weight: float = 0.8
+    rrf_weight: float = 0.10  # spec §7.2
+    rrf_k: int = 60  # spec §7.2
+    salience_weight: float = 0.05  # spec §7.2: feedback-shaped salience, a prior only
+    stale_factor: float = 0.5  # spec §7.2: a replaced claim ranks at half
+    contextual_scope_factor: float = 0.70  # spec §7.1.3: stage-2 memories outside their origin
+    in_window: float = 0.15  # spec §7.3
+    out_of_window: float = -0.05  # spec §7.3
+    # A day named in a cue also matches what was told in the week after it ("I went
+    # yesterday"): LoCoMo temporal recall@20 0.912 -> 0.923.
+    report_lag_days: int = 7
+    # Spec §7.3 gives memories no recency; a small, fast-fading one lets an untimed question
+    # prefer the newer of two comparable memories (scenario 25) without outweighing relevance.
+    memory_recency: float = 0.05
+    memory_recency_half_life_days: float = 7
+    episode_recency: float = 0.05  # spec §7.3
+    episode_recency_half_life_days: float = 30
+
+
+@dataclass(frozen=True)
+class Recall:
+    """Signals read from the session a memory was remembered in: recall only."""
+
+    # Only the strongest matches lend context to the turns around them.
+    context_seeds: int = 30
+    # A neighbour of a strong match is admitted at this share of its topical, if it is somewhat
+    # on topic itself (context_min_own, just under the floor)...
+    context_share: float = 0.80
+    context_min_own: float = 0.30
+    # ...and ranks higher by this share of it.
+    context_weight: float = 0.25
+    # A turn two steps away is read at half (a reply to a reply often carries the detail):
+    # LoCoMo multi-hop recall@20 +0.015 tuning / +0.013 held out.
+    far_share: float = 0.5
+    # The turn right after a question that matches the cue is its likely answer: it ranks higher
+    # by reply_weight × (question topical − reply_from). LoCoMo recall@5 +0.018 / +0.013.
+    reply_weight: float = 1.0
+    reply_from: float = 0.5
+    # A turn of a session whose other turns match well ranks higher (the mean of the best
+    # session_top others): LoCoMo recall@5 +0.02, recall@20 +0.01.
+    session_weight: float = 0.35
+    session_top: int = 2
+
+
+@dataclass(frozen=True)
+class Speakers:
+    """Transcript signals, gated on what the scope holds: labels seen often enough."""
+
+    # `<Name>: text` labels are read from the scope's latest lines; a label seen min_lines
+    # times names a speaker, not a one-off "Note:".
+    recent_lines: int = 500
+    min_lines: int = 3
+    # A line said by a speaker the cue names: LoCoMo recall@5 +0.01.
+    said_weight: float = 0.05
+    # A cue naming one speaker opens with up to this many of their own current accounts:
+    # LoCoMo keyword hits 72.1 -> 82.1 %.
+    lead: int = 3
+
+
+@dataclass(frozen=True)
+class Ordering:
+    duplicate_cosine: float = 0.97  # spec §7.5.3: a near-copy of a higher item is dropped
+
+
+@dataclass(frozen=True)
+class Associations:
+    min_edge_weight: float = 0.50  # spec §7.5.4
+    floor_share: float = 0.5  # spec §7.5.4: a neighbour needs topical ≥ share × floor
+
+
+@dataclass(frozen=True)
+class Procedures:
+    # A lexical hit passes the floor with this many shared terms, or a term found in at most
+    # this share of the scope's procedures (spec §7.5.5).
+    discriminative_terms: int = 2
+    discriminative_share: float = 0.5
+    # Order by relevance plus feedback_weight × (smoothed helped share − ½): a Beta(prior,
+    # prior) estimate where a harm counts harm_weight times, so one harm outweighs a small
+    # relevance edge and a procedure with no feedback sits at zero.
+    feedback_weight: float = 0.5
+    feedback_prior: float = 1.0
+    harm_weight: float = 2.0
+
+
+@dataclass(frozen=True)
+class Paging:
+    """Spec §6.7: page budgets; not weights, but they decide what a page shows."""
+
+    memory_items: int = 20
+    memory_chars: int = 12_288
+    procedure_items: int = 5
+    procedure_chars: int = 24_576
+    associated_per_page: int = 3
+    content_limit: int = 1_024
+
+
+@dataclass(frozen=True)
+class RankingPolicy:
+    candidates: Candidates = field(default_factory=Candidates)
+    admission: Admission = field(default_factory=Admission)
+    terms: ScoreTerms = field(default_factory=ScoreTerms)
+    recall: Recall = field(default_factory=Recall)
+    speakers: Speakers = field(default_factory=Speakers)
+    ordering: Ordering = field(default_factory=Ordering)
+    associations: Associations = field(default_factory=Associations)
+    procedures: Procedures = field(default_factory=Procedures)
+    paging: Paging = field(default_factory=Paging)
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        return dataclasses.asdict(self)
+
+    @property
+    def version(self) -> str:
+        blob = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
+        return "slowave-hybrid-" + hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+    def with_overrides(self, pairs: Sequence[str]) -> RankingPolicy:
+        """The policy with `group.name=value` (or a bare `name` unique across groups) set."""
+        policy = self
+        for pair in pairs:
+            name, sep, raw = pair.partition("=")
+            if not sep or not raw.strip():
+                raise ValueError(f"policy override {pair!r} must read NAME=VALUE")
+            group, attr = _locate(name.strip())
+            current = getattr(policy, group)
+            old = getattr(current, attr)
+            try:
+                value = type(old)(float(raw) if isinstance(old, float) else int(raw))
+            except ValueError:
+                kind = type(old).__name__
+                raise ValueError(f"policy {group}.{attr} takes a {kind}, not {raw!r}") from None
+            policy = replace(policy, **{group: replace(current, **{attr: value})})
+        return policy
+
+
+def _locate(name: str) -> tuple[str, str]:
+    groups = {f.name: f.type for f in fields(RankingPolicy)}
+    if "." in name:
+        group, _, attr = name.partition(".")
+        if group in groups and attr in {f.name for f in fields(getattr(DEFAULT_POLICY, group))}:
+            return group, attr
+        raise ValueError(f"no policy value {name!r}; see memory/retrieval/policy.py")
+    owners = [g for g in groups if name in {f.name for f in fields(getattr(DEFAULT_POLICY, g))}]
+    if len(owners) == 1:
+        return owners[0], name
+    if owners:
+        raise ValueError(f"policy value {name!r} is ambiguous: {', '.join(owners)}")
+    raise ValueError(f"no policy value {name!r}; see memory/retrieval/policy.py")
+
+
+DEFAULT_POLICY = RankingPolicy()
+
+_override = threading.local()
+_process_override: RankingPolicy | None = None
+
+
+def active() -> RankingPolicy:
+    """The policy in force: an override (benchmarks, tests), else the default with the floor
+    and margin from settings (SLOWAVE_MIN_RELEVANCE, SLOWAVE_RELATIVE_MARGIN)."""
+    local = getattr(_override, "policy", None)
+    if local is not None:
+        return local
+    if _process_override is not None:
+        return _process_override
+    return _from_settings(settings.SLOWAVE_MIN_RELEVANCE, settings.SLOWAVE_RELATIVE_MARGIN)
+
+
+def _from_settings(floor: float, margin: float) -> RankingPolicy:
+    admission = DEFAULT_POLICY.admission
+    if (floor, margin) == (admission.floor, admission.relative_margin):
+        return DEFAULT_POLICY
+    return replace(
+        DEFAULT_POLICY, admission=replace(admission, floor=floor, relative_margin=margin)
+    )
+
+
+def set_active(policy: RankingPolicy | None) -> None:
+    """Every thread of this process ranks with `policy` (None: back to settings)."""
+    global _process_override
+    _process_override = policy
+
+
+@contextmanager
+def use(policy: RankingPolicy) -> Iterator[RankingPolicy]:
+    """This thread ranks with `policy` inside the block."""
+    previous = getattr(_override, "policy", None)
+    _override.policy = policy
+    try:
+        yield policy
+    finally:
+        _override.policy = previous

@@ -1,0 +1,144 @@
+"""The signals that make up a score, as small named functions, in the order they apply.
+
+- TERMS score one facet of one item (spec §7.2); the best facet's terms are the item's base.
+- SIGNALS then adjust every candidate's score, each recorded under its name. Those marked
+  `after_admission` read the admitted set (a session's support), so they apply once the floor
+  has been checked; `recall_only` ones need session context that activate does not gather.
+
+To add a signal: write a function here, give it its weight in policy.py, put it in the tuple
+where it belongs, and add a test that fails without it (tests/memory/test_retrieval_signals.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from memory.models import Memory
+from memory.retrieval import context, speakers
+from memory.retrieval.candidates import MemoryRow
+from memory.retrieval.policy import RankingPolicy
+from memory.retrieval.scored import Cue, Scored
+
+
+@dataclass(frozen=True)
+class FacetEvidence:
+    """What one facet of the cue found in one item."""
+
+    cos: float  # ordering cosine (name-free cue when it names a speaker)
+    coverage: float
+    rrf: float
+    salience: float
+    temporal: float  # in/out of the cue's window, or recency when the cue names no time
+
+
+def topical(cos: float, cov: float, policy: RankingPolicy) -> float:
+    """Spec §7.2: absolute relevance, what floors read."""
+    share = policy.admission.topical_cos_share
+    return max(cos, share * cos + (1 - share) * cov)
+
+
+def rrf(dense_rank: int | None, lexical_rank: int | None, policy: RankingPolicy) -> float:
+    """Reciprocal-rank fusion of the two channels, 1.0 for first in both (spec §7.2)."""
+    k = policy.terms.rrf_k
+    total = sum(1 / (k + r) for r in (dense_rank, lexical_rank) if r is not None)
+    return total / (2 / (k + 1))
+
+
+def salience_prior(salience: float) -> float:
+    return math.log(1 + salience) / math.log(21)
+
+
+def recency(weight: float, moment: datetime, now: datetime, half_life_days: float) -> float:
+    age_days = max(0.0, (now - moment).total_seconds() / 86_400)
+    return weight * 2 ** (-age_days / half_life_days)
+
+
+Term = Callable[[FacetEvidence, RankingPolicy], float]
+
+TERMS: tuple[tuple[str, Term], ...] = (
+    ("topical", lambda e, p: topical(e.cos, e.coverage, p)),
+    ("coverage", lambda e, p: p.terms.coverage_weight * e.coverage),
+    ("rrf", lambda e, p: p.terms.rrf_weight * e.rrf),
+    ("salience", lambda e, p: p.terms.salience_weight * salience_prior(e.salience)),
+    ("temporal", lambda e, p: e.temporal),
+)
+
+
+def base(evidence: FacetEvidence, policy: RankingPolicy) -> list[tuple[str, float]]:
+    return [(name, term(evidence, policy)) for name, term in TERMS]
+
+
+Items = list[Scored[MemoryRow]]
+
+
+def scope_factor(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """Spec §7.1.3: a contextual (stage 2) memory from another scope ranks at 0.70."""
+    factor = policy.terms.contextual_scope_factor
+    return [
+        it.score * (factor - 1)
+        if it.obj.scope != cue.scope and it.obj.generalization_stage == 2
+        else 0.0
+        for it in items
+    ]
+
+
+def stale(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """Spec §7.2: a replaced claim ranks at half."""
+    factor = policy.terms.stale_factor
+    return [
+        it.score * (factor - 1) if it.obj.status == Memory.Status.STALE else 0.0 for it in items
+    ]
+
+
+def neighbour_context(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """A turn next to a strong match ranks higher by a share of the match's topical."""
+    return [policy.recall.context_weight * it.context for it in items]
+
+
+def reply(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """The turn right after a question that matches the cue well is its likely answer."""
+    return [policy.recall.reply_weight * max(0.0, it.reply) for it in items]
+
+
+def said(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """A line said by a speaker the cue names."""
+    weight = policy.speakers.said_weight
+    return [weight if speakers.speaker(it.obj.content) in cue.words else 0.0 for it in items]
+
+
+def session(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """A turn of a session whose other admitted turns match well ranks higher."""
+    support = context.session_support(items, policy.recall.session_top)
+    return [policy.recall.session_weight * support.get(it.obj.pk, 0.0) for it in items]
+
+
+@dataclass(frozen=True)
+class Signal:
+    name: str
+    apply: Callable[[Items, Cue, RankingPolicy], list[float]]
+    recall_only: bool = False
+    after_admission: bool = False
+
+
+SIGNALS: tuple[Signal, ...] = (
+    Signal("scope", scope_factor),
+    Signal("stale", stale),
+    Signal("context", neighbour_context, recall_only=True),
+    Signal("reply", reply, recall_only=True),
+    Signal("said", said),
+    Signal("session", session, recall_only=True, after_admission=True),
+)
+
+
+def apply(
+    items: Items, cue: Cue, policy: RankingPolicy, *, recall: bool, after_admission: bool
+) -> None:
+    """Apply the signals of one stage, in order, each recorded on every item it moves."""
+    for signal in SIGNALS:
+        if signal.after_admission != after_admission or (signal.recall_only and not recall):
+            continue
+        for item, value in zip(items, signal.apply(items, cue, policy), strict=True):
+            item.add(signal.name, value)
