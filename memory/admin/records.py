@@ -23,7 +23,7 @@ from memory.models import (
     Session,
     Support,
 )
-from memory.selectors import retrieval_detail, session_detail
+from memory.selectors import retrieval_detail, retrieval_explain, session_detail
 
 DATE = admin.DateFieldListFilter
 
@@ -111,7 +111,9 @@ class RetrievalAdmin(DetailAdmin):
         return admin_link(obj.session)
 
     def detail(self, obj: Retrieval) -> dict[str, Any]:
-        return retrieval_detail(retrieval=obj)
+        # People inspecting a retrieval see its whole catalog, shown to the agent or not.
+        explanation = retrieval_explain(retrieval_id=obj.pk, all_items=True)
+        return {**retrieval_detail(retrieval=obj), "explanation": explanation}
 
 
 @admin.register(Event)

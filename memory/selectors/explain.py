@@ -105,6 +105,11 @@ class RetrievalExplanation:
     def as_data(self) -> dict[str, Any]:
         return asdict(self)
 
+    def rows(self) -> list[tuple[ExplainedItem, list[float | None]]]:
+        """Each item with its contribution per `signal_names` column (None: not moved by it),
+        for a table with one column per signal (the admin's)."""
+        return [(item, [item.contribution(n) for n in self.signal_names]) for item in self.items]
+
 
 def retrieval_explain(*, retrieval_id: str, all_items: bool = False) -> RetrievalExplanation:
     """Every catalogued item of page one and every exposed item after it, in rank order (page
