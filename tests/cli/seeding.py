@@ -126,7 +126,8 @@ RETRY_FACTS = [
 
 
 def seed_paged_recall(scope: str) -> dict[str, Any]:
-    """More related facts than one page holds, recalled once: page one shown, the rest not."""
+    """More related facts than one page holds, recalled once: page one shown (its first item
+    judged used, the rest irrelevant), the rest not."""
     opened = session_activate(
         data=ActivateIn(task="Record retry notes", initial_goal="notes", scope=scope),
         client=CLIENT,
@@ -148,7 +149,16 @@ def seed_paged_recall(scope: str) -> dict[str, Any]:
         ),
         now=timezone.now(),
     )
-    return {
-        "retrieval": reply["retrieval_id"],
-        "shown": [m["memory_id"] for m in reply["memories"]],
-    }
+    shown = [m["memory_id"] for m in reply["memories"]]
+    feedback_submit(
+        data=FeedbackIn(
+            retrieval_id=reply["retrieval_id"],
+            memory_feedback=[
+                {"memory_id": m, "assessment": "used" if m == shown[0] else "irrelevant"}
+                for m in shown
+            ],
+            coverage="complete",
+        ),
+        now=timezone.now(),
+    )
+    return {"retrieval": reply["retrieval_id"], "shown": shown}

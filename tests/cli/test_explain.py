@@ -44,6 +44,7 @@ def test_it_lists_each_contribution_summing_to_the_score_as_json(
     assert data["policy_version"].startswith("slowave-hybrid-")
     assert [i["ref"] for i in data["items"]] == recall["shown"]  # page one, as shown
     assert all(i["exposed"] and i["page"] == 0 for i in data["items"])
+    assert data["items"][0]["feedback"]["label"] == "used / helped"
     scores = [i["score"] for i in data["items"]]
     assert scores == sorted(scores, reverse=True)
     for item in data["items"]:
@@ -67,6 +68,7 @@ def test_it_prints_a_table_of_contributions_for_people(home: Path, recall: dict[
     signal, value = first["signals"][0]["signal"], first["signals"][0]["value"]
     assert f"{signal} {value:+.3f}" in out and f"= {first['score']:.3f}" in out
     assert "retries failed requests" in out  # each item's preview
+    assert "feedback: used / helped" in out and "feedback: irrelevant" in out
     assert "topical: absolute relevance" in out  # what each signal means
     assert "never shown to the agent; --all lists them" in out
     everything = _explain(home, "explain", "--all", recall["retrieval"])
