@@ -18,7 +18,7 @@ import pytest
 from django.test import Client, RequestFactory
 
 from memory.api import reads, staff, verbs
-from memory.api.read_data import MemoryFilters, ScopeFilters
+from memory.api.read_data import ExplainFilters, MemoryFilters, ScopeFilters
 from memory.errors import SlowaveError
 from memory.services.tokens import Caller
 from slowave_site.http_workers import http_workers, run_in_http_worker
@@ -38,7 +38,10 @@ VIEWS: dict[str, tuple[Any, dict[str, Any]]] = {
     "memory_api_memory": (reads.memory, {"memory_id": "sch_1"}),
     "memory_api_sessions": (reads.sessions, {"filters": ScopeFilters()}),
     "memory_api_session": (reads.session, {"session_id": "sess_1"}),
-    "memory_api_retrieval": (reads.retrieval, {"retrieval_id": "rec_1"}),
+    "memory_api_retrieval": (
+        reads.retrieval,
+        {"retrieval_id": "rec_1", "filters": ExplainFilters()},
+    ),
     "memory_api_procedures": (reads.procedures, {"filters": ScopeFilters()}),
     "memory_api_procedure": (reads.procedure, {"procedure_id": "proc_1"}),
     "memory_api_stats": (reads.stats, {"scope": None}),
