@@ -42,7 +42,8 @@ class Command(SlowaveCommand):
             f"[bold]{e.retrieval_id}[/] · {e.kind} · {e.scope} · {e.created_at:%Y-%m-%d %H:%M:%S}"
             f" · policy {e.policy_version}"
         )
-        console.print(f"cue: {e.cue}", markup=False)
+        # Newlines in a cue split its facets; on one line they read as " / ".
+        console.print("cue: " + " / ".join(e.cue.splitlines()), markup=False)
         pages = f"{e.pages} page{'s' if e.pages != 1 else ''}"
         console.print(f"{e.catalogued} catalogued on {pages}, {e.exposed} shown to the agent")
         if len(e.facets) > 1:
