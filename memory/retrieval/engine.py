@@ -137,7 +137,7 @@ def score_facets(
     item: Scored,
     cue: Cue,
     pools: list[Pool],
-    row_id: int | str,
+    row_id: int,
     text_stems: frozenset[str],
     salience: float,
     time_term: float,

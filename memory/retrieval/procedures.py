@@ -26,9 +26,9 @@ def outcomes(procedure_ids: list[str]) -> dict[str, Counter[str]]:
         .order_by("target_id", "retrieval_id", "-created_at", "-pk")
         .values_list("target_id", "retrieval_id", "effect")
     )
-    latest: dict[tuple[str, str], str | None] = {}
+    latest: dict[tuple[str, str], str] = {}
     for target, retrieval, effect in rows:
-        latest.setdefault((target, retrieval), effect)
+        latest.setdefault((target, retrieval), effect or "")
     out: dict[str, Counter[str]] = {pid: Counter() for pid in procedure_ids}
     for (target, _), effect in latest.items():
         if effect:

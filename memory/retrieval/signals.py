@@ -142,3 +142,24 @@ def apply(
             continue
         for item, value in zip(items, signal.apply(items, cue, policy), strict=True):
             item.add(signal.name, value)
+
+
+# What each name a score records means, in the order ranking applies them: the gloss that
+# `slowave explain`, the admin and the REST explanation show beside the numbers. After TERMS and
+# SIGNALS come ordering.py's two and procedures.py's one.
+MEANINGS: dict[str, str] = {
+    "topical": "absolute relevance: max(cos, ½·cos + ½·coverage), what the floor reads",
+    "coverage": "share of the cue's query terms (idf-weighted) the item contains",
+    "rrf": "reciprocal-rank fusion of its dense and lexical ranks (1.0 = first in both)",
+    "salience": "prior from the item's salience, shaped by past feedback",
+    "temporal": "inside (+) or outside (−) the cue's time window, or recency without one",
+    "scope": "a contextual (stage 2) memory from another scope ranks at 0.70",
+    "stale": "a replaced (historical) claim ranks at half",
+    "context": "a turn next to a strong match gets a share of that match",
+    "reply": "the turn right after a question that matches the cue well",
+    "said": "a line said by a speaker the cue names",
+    "session": "a turn of a session whose other admitted turns match well",
+    "lead": "a named speaker's own account moved to the top",
+    "placed": "lowered to sit below the item ordered above it",
+    "feedback": "procedures: what accepted feedback said (helped raises, harmed lowers)",
+}

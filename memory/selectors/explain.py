@@ -6,7 +6,7 @@ inputs of the winning facet and each signal's contribution in the order ranking 
 (memory/retrieval/scored.py `details`). Nothing is re-ranked here, so an explanation stays true
 to what the agent was shown even after the store or the policy has moved on. What each signal
 means is documented where it is computed (memory/retrieval/signals.py, ordering.py,
-procedures.py); SIGNAL_MEANINGS is the one-line gloss people read next to the numbers.
+procedures.py); signals.MEANINGS is the one-line gloss people read next to the numbers.
 """
 
 from __future__ import annotations
@@ -17,30 +17,13 @@ from typing import Any, Literal, cast
 
 from memory.errors import NotFound
 from memory.models import Exposure, Retrieval
+from memory.retrieval.signals import MEANINGS as SIGNAL_MEANINGS
 from memory.selectors.inspection import feedback_by_target, feedback_label
 
 Shape = Literal["signals", "flat", "associated"]
 # Policy values as JSON keeps them: numbers mostly, a few flags or names.
 PolicyValue = float | int | str | bool
 
-# In the order ranking applies them (signals.TERMS, signals.SIGNALS, then ordering.py's two and
-# procedures.py's one); tests/memory/test_retrieval_explain.py holds this to signals.py.
-SIGNAL_MEANINGS: dict[str, str] = {
-    "topical": "absolute relevance: max(cos, ½·cos + ½·coverage), what the floor reads",
-    "coverage": "share of the cue's query terms (idf-weighted) the item contains",
-    "rrf": "reciprocal-rank fusion of its dense and lexical ranks (1.0 = first in both)",
-    "salience": "prior from the item's salience, shaped by past feedback",
-    "temporal": "inside (+) or outside (−) the cue's time window, or recency without one",
-    "scope": "a contextual (stage 2) memory from another scope ranks at 0.70",
-    "stale": "a replaced (historical) claim ranks at half",
-    "context": "a turn next to a strong match gets a share of that match",
-    "reply": "the turn right after a question that matches the cue well",
-    "said": "a line said by a speaker the cue names",
-    "session": "a turn of a session whose other admitted turns match well",
-    "lead": "a named speaker's own account moved to the top",
-    "placed": "lowered to sit below the item ordered above it",
-    "feedback": "procedures: what accepted feedback said (helped raises, harmed lowers)",
-}
 SIGNAL_ORDER = tuple(SIGNAL_MEANINGS)
 
 
