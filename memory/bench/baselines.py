@@ -1,7 +1,9 @@
 """Plain-RAG baselines of spec §13.1 step 8: BM25, MiniLM cosine and their RRF fusion.
 
-One document per turn, rendered ``[D Month YYYY] <speaker>: <text>``, searched within its own
-conversation. Written with numpy only so the numbers never depend on a third-party BM25 package.
+``rank_documents`` ranks any corpus (LongMemEval uses it on each question's haystack);
+``run_baselines`` is LoCoMo's: one document per turn, rendered ``[D Month YYYY] <speaker>:
+<text>``, searched within its own conversation. Written with numpy only so the numbers never
+depend on a third-party BM25 package.
 """
 
 from __future__ import annotations
@@ -119,6 +121,67 @@ def documents_for(sample: Sample) -> list[RankedItem]:
     ]
 
 
+Ranked = list[tuple[list[int], float]]  # per query: top-k document indices, search ms
+
+
+def _check_methods(methods: Sequence[str], encode: Encode | None) -> list[str]:
+    methods = list(dict.fromkeys(methods))  # a repeated --baseline must not double its rows
+    unknown = [m for m in methods if m not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown baseline {unknown[0]!r}; choose from {', '.join(BASELINES)}")
+    if set(methods) & {"dense", "rrf"} and encode is None:
+        raise ValueError("the dense and rrf baselines need an encode(texts) callable")
+    return methods
+
+
+def rank_documents(
+    methods: Sequence[str],
+    texts: Sequence[str],
+    queries: Sequence[str],
+    encode: Encode | None = None,
+    k: int = MAX_ITEMS,
+    seconds: dict[str, float] | None = None,
+) -> dict[str, Ranked]:
+    """Each method's top-k documents for every query, over one corpus (any benchmark's).
+
+    Indices are built once per corpus and each channel is scored once per query, so running
+    ``dense`` and ``rrf`` together encodes nothing twice; RRF's latency is the sum of both
+    channels plus the fusion, as a standalone hybrid search would pay. ``seconds``, when given,
+    accumulates each method's standalone cost (its indexing plus its searches) the same way.
+    """
+    methods = _check_methods(methods, encode)
+    wanted = set(methods)
+    build: dict[str, float] = {"bm25": 0.0, "dense": 0.0}
+    start = time.perf_counter()
+    bm25 = BM25Index(texts) if wanted & {"bm25", "rrf"} else None
+    build["bm25"] = time.perf_counter() - start
+    start = time.perf_counter()
+    dense = DenseIndex(texts, encode) if wanted & {"dense", "rrf"} and encode else None
+    build["dense"] = time.perf_counter() - start
+    if seconds is not None:
+        for method in methods:
+            channels = ("bm25", "dense") if method == "rrf" else (method,)
+            seconds[method] = seconds.get(method, 0.0) + sum(build[c] for c in channels)
+    out: dict[str, Ranked] = {m: [] for m in methods}
+    for query in queries:
+        orders: dict[str, np.ndarray] = {}
+        spent: dict[str, float] = {}
+        for name, index in (("bm25", bm25), ("dense", dense)):
+            if index is not None:
+                start = time.perf_counter()
+                orders[name] = ranking(index.scores(query))
+                spent[name] = (time.perf_counter() - start) * 1000.0
+        if "rrf" in wanted:
+            start = time.perf_counter()
+            orders["rrf"] = rrf_ranking([orders["bm25"], orders["dense"]])
+            spent["rrf"] = spent["bm25"] + spent["dense"] + (time.perf_counter() - start) * 1000.0
+        for method in methods:
+            out[method].append((orders[method][:k].tolist(), spent[method]))
+            if seconds is not None:
+                seconds[method] = seconds.get(method, 0.0) + spent[method] / 1000.0
+    return out
+
+
 def run_baselines(
     methods: Sequence[str],
     sample: Sample,
@@ -126,55 +189,21 @@ def run_baselines(
     k: int = MAX_ITEMS,
     seconds: dict[str, float] | None = None,
 ) -> dict[str, list[QuestionResult]]:
-    """Answer every question of one conversation with the top-k turns of each method.
-
-    Indices are built once per conversation and each channel is scored once per question, so
-    running ``dense`` and ``rrf`` together encodes nothing twice; RRF's latency is the sum of
-    both channels plus the fusion, as a standalone hybrid search would pay. ``seconds``, when
-    given, accumulates each method's standalone cost (its indexing plus its searches) the same way.
-    """
-    methods = list(dict.fromkeys(methods))  # a repeated --baseline must not double its rows
-    unknown = [m for m in methods if m not in BASELINES]
-    if unknown:
-        raise ValueError(f"unknown baseline {unknown[0]!r}; choose from {', '.join(BASELINES)}")
-    wanted = set(methods)
-    needs_dense = bool(wanted & {"dense", "rrf"})
-    if needs_dense and encode is None:
-        raise ValueError("the dense and rrf baselines need an encode(texts) callable")
+    """Answer every question of one conversation with the top-k turns of each method
+    (``rank_documents`` over the conversation's rendered turns)."""
+    methods = _check_methods(methods, encode)
     docs = documents_for(sample)
-    texts = [d.text for d in docs]
-    build: dict[str, float] = {"bm25": 0.0, "dense": 0.0}
-    start = time.perf_counter()
-    bm25 = BM25Index(texts) if wanted & {"bm25", "rrf"} else None
-    build["bm25"] = time.perf_counter() - start
-    start = time.perf_counter()
-    dense = DenseIndex(texts, encode) if needs_dense and encode is not None else None
-    build["dense"] = time.perf_counter() - start
-    if seconds is not None:
-        for method in methods:
-            channels = ("bm25", "dense") if method == "rrf" else (method,)
-            seconds[method] = seconds.get(method, 0.0) + sum(build[c] for c in channels)
+    ranked = rank_documents(
+        methods, [d.text for d in docs], [q.question for q in sample.questions], encode, k, seconds
+    )
     out: dict[str, list[QuestionResult]] = {m: [] for m in methods}
-    for question in sample.questions:
-        orders: dict[str, np.ndarray] = {}
-        spent: dict[str, float] = {}
-        for name, index in (("bm25", bm25), ("dense", dense)):
-            if index is not None:
-                start = time.perf_counter()
-                orders[name] = ranking(index.scores(question.question))
-                spent[name] = (time.perf_counter() - start) * 1000.0
-        if "rrf" in wanted:
-            start = time.perf_counter()
-            orders["rrf"] = rrf_ranking([orders["bm25"], orders["dense"]])
-            spent["rrf"] = spent["bm25"] + spent["dense"] + (time.perf_counter() - start) * 1000.0
-        for method in methods:
+    for method in methods:
+        for question, (order, spent) in zip(sample.questions, ranked[method], strict=True):
             items = [
                 RankedItem(docs[i].text, docs[i].dia_ids, ref=docs[i].ref, pathway=method)
-                for i in orders[method][:k].tolist()
+                for i in order
             ]
-            out[method].append(QuestionResult(question, items, {"search": [spent[method]]}))
-            if seconds is not None:
-                seconds[method] = seconds.get(method, 0.0) + spent[method] / 1000.0
+            out[method].append(QuestionResult(question, items, {"search": [spent]}))
     return out
 
 
