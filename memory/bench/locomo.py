@@ -26,7 +26,7 @@ from memory.bench.results import MAX_ITEMS, QuestionResult
 SlowaveRunner = Callable[[Sample], list[QuestionResult]]
 
 
-def _version() -> str:
+def slowave_version() -> str:
     try:
         from importlib.metadata import version
 
@@ -55,6 +55,11 @@ def _select(samples: list[Sample], wanted: Sequence[str], path: str) -> list[Sam
     if missing:
         raise ValueError(f"{path} has no sample {missing[0]!r}; it holds {', '.join(held)}")
     return [s for s in samples if s.sample_id in set(wanted)]
+
+
+def select_samples(path: str, wanted: Sequence[str] = ()) -> list[Sample]:
+    """The file's conversations, only those with the ``wanted`` ids when given (file order)."""
+    return _select(load_locomo(path), list(wanted), path)
 
 
 def run_locomo(
@@ -137,7 +142,7 @@ def run_locomo(
             }
             if baselines
             else None,
-            "slowave_version": _version(),
+            "slowave_version": slowave_version(),
             "python": platform.python_version(),
             **(config or {}),
         },

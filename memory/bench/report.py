@@ -16,7 +16,8 @@ from rich.table import Table
 from memory.bench.metrics import CATEGORY_NAMES, RECALL_KS
 
 
-def _num(value: float | None, digits: int = 3) -> str:
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A table cell: fixed digits, an en dash for a missing figure."""
     return "–" if value is None else f"{value:.{digits}f}"
 
 
@@ -37,11 +38,11 @@ def method_table(name: str, summary: Mapping[str, Any]) -> Table:
         cells = [
             label,
             str(s["n"]),
-            _num(s["hit_pct"], 1),
-            *(_num(s[f"recall@{k}"]) for k in RECALL_KS),
-            _num(s["mean_hypothesis_chars"], 0),
-            _num(s["p50_ms"], 1),
-            _num(s["p95_ms"], 1),
+            fmt(s["hit_pct"], 1),
+            *(fmt(s[f"recall@{k}"]) for k in RECALL_KS),
+            fmt(s["mean_hypothesis_chars"], 0),
+            fmt(s["p50_ms"], 1),
+            fmt(s["p95_ms"], 1),
         ]
         table.add_row(*cells, style="bold" if bold else None)
 
@@ -51,7 +52,7 @@ def method_table(name: str, summary: Mapping[str, Any]) -> Table:
     table.add_section()
     row("overall", summary["overall"], bold=True)
     others = [
-        f"{kind}: p50 {_num(v['p50_ms'], 1)} ms, p95 {_num(v['p95_ms'], 1)} ms ({v['calls']} calls)"
+        f"{kind}: p50 {fmt(v['p50_ms'], 1)} ms, p95 {fmt(v['p95_ms'], 1)} ms ({v['calls']} calls)"
         for kind, v in summary.get("latency", {}).items()
         if kind != summary.get("primary_latency")
     ]

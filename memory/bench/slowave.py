@@ -1,11 +1,15 @@
 """Slowave's side of the LoCoMo bench: ingest through the services the MCP tools call, then ask
-each question with activate + recall, following cursors up to 20 items (spec §13.1)."""
+each question with activate + recall, following cursors up to 20 items (spec §13.1).
+
+``remember_session``, ``ask``, ``consolidate_scope`` and ``consolidated_behind`` are shared with
+LongMemEval's side (longmemeval_slowave.py); the LoCoMo specifics are the rest.
+"""
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,7 +40,9 @@ CLIENT = ClientInfo(name="slowave-bench", version="1")
 BATCH = 256
 
 
-def _feedback_all(reply: dict[str, Any], assessment: str = "irrelevant") -> None:
+def _feedback_all(
+    reply: dict[str, Any], assessment: str = "irrelevant", *, now: datetime | None = None
+) -> None:
     if not reply["memories"] and not reply["procedures"]:
         return
     feedback_submit(
@@ -52,87 +58,105 @@ def _feedback_all(reply: dict[str, Any], assessment: str = "irrelevant") -> None
                 for p in reply["procedures"]
             ],
         ),
-        now=timezone.now(),
+        now=now or timezone.now(),
     )
+
+
+def remember_session(
+    *,
+    scope: str,
+    task: str,
+    items: Sequence[RememberItem],
+    now: Callable[[], datetime] = timezone.now,
+    summary: str = "session remembered",
+) -> list[str | None]:
+    """One recorded session, as an agent would: activate (``task`` names the session), batch
+    remember of the items (≤256 per call), complete feedback on whatever activate exposed,
+    commit. Returns each item's memory id (None if it was refused), in item order. ``now`` is
+    read once per call, so a replayed history passes a clock stopped at the session's date."""
+    opened = session_activate(
+        data=ActivateIn(task=task, initial_goal="remember what was said", scope=scope),
+        client=CLIENT,
+        now=now(),
+    )
+    ids: list[str | None] = []
+    for start in range(0, len(items), BATCH):
+        reply = memory_remember(
+            data=RememberIn(
+                scope=scope,
+                session_id=opened["session_id"],
+                memories=list(items[start : start + BATCH]),
+            ),
+            now=now(),
+        )
+        ids.extend(r["data"]["memory_id"] if r["ok"] else None for r in reply["results"])
+    _feedback_all(opened, now=now())
+    session_commit(
+        data=CommitIn(
+            session_id=opened["session_id"],
+            final_goal="remember what was said",
+            outcome="success",
+            outcome_summary=summary,
+            verification=Verification(status="unverified", summary="bench ingest"),
+        ),
+        now=now(),
+    )
+    return ids
 
 
 def ingest(sample: Sample, scope: str) -> dict[str, list[str]]:
     """Remember every turn as a fact; returns memory id → the dia_ids behind it."""
     behind: dict[str, list[str]] = defaultdict(list)
     for session in sample.sessions:
-        opened = session_activate(
-            data=ActivateIn(
-                task=f"Record session {session.index} of the conversation between "
-                f"{sample.speaker_a} and {sample.speaker_b}",
-                initial_goal="remember what was said",
-                scope=scope,
-            ),
-            client=CLIENT,
-            now=timezone.now(),
-        )
         turns = list(session.turns)
-        for start in range(0, len(turns), BATCH):
-            chunk = turns[start : start + BATCH]
-            items = [
-                RememberItem.model_validate(
-                    {
-                        "content": t.content,
-                        "type": "fact",
-                        **({"occurred_at": t.occurred_at.isoformat()} if t.occurred_at else {}),
-                    }
-                )
-                for t in chunk
-            ]
-            reply = memory_remember(
-                data=RememberIn(scope=scope, session_id=opened["session_id"], memories=items),
-                now=timezone.now(),
+        items = [
+            RememberItem.model_validate(
+                {
+                    "content": t.content,
+                    "type": "fact",
+                    **({"occurred_at": t.occurred_at.isoformat()} if t.occurred_at else {}),
+                }
             )
-            for turn, result in zip(chunk, reply["results"], strict=True):
-                if result["ok"]:
-                    behind[result["data"]["memory_id"]].append(turn.dia_id)
-        _feedback_all(opened)
-        session_commit(
-            data=CommitIn(
-                session_id=opened["session_id"],
-                final_goal="remember what was said",
-                outcome="success",
-                outcome_summary=f"session {session.index} remembered",
-                verification=Verification(status="unverified", summary="bench ingest"),
-            ),
-            now=timezone.now(),
+            for t in turns
+        ]
+        ids = remember_session(
+            scope=scope,
+            task=f"Record session {session.index} of the conversation between "
+            f"{sample.speaker_a} and {sample.speaker_b}",
+            items=items,
+            summary=f"session {session.index} remembered",
         )
+        for turn, memory_id in zip(turns, ids, strict=True):
+            if memory_id is not None:
+                behind[memory_id].append(turn.dia_id)
     return behind
 
 
 def ask(
-    question: str, scope: str, behind: dict[str, list[str]]
+    question: str,
+    scope: str,
+    behind: Mapping[str, Sequence[str]],
+    *,
+    max_items: int = MAX_ITEMS,
+    now: Callable[[], datetime] = timezone.now,
 ) -> tuple[list[RankedItem], dict[str, list[float]]]:
+    """Activate (task = the question), then recall with it, following ``continue_from`` until
+    ``max_items`` items or no more. Items carry the ids ``behind`` maps their memory to."""
     timings: dict[str, list[float]] = {"recall": [], "activate": []}
     started = time.perf_counter()
     opened = session_activate(
         data=ActivateIn(task=question, initial_goal="answer the question", scope=scope),
         client=CLIENT,
-        now=timezone.now(),
+        now=now(),
     )
     timings["activate"].append((time.perf_counter() - started) * 1000)
     items: list[RankedItem] = []
     args: dict[str, Any] = {"session_id": opened["session_id"], "scope": scope, "query": question}
-    while len(items) < MAX_ITEMS:
+    while len(items) < max_items:
         started = time.perf_counter()
-        page = retrieval_recall(data=RecallIn(**args), now=timezone.now())
+        page = retrieval_recall(data=RecallIn(**args), now=now())
         timings["recall"].append((time.perf_counter() - started) * 1000)
-        for memory in page["memories"]:
-            occurred = memory.get("provenance", {}).get("occurred_at")
-            moment = datetime.fromtimestamp(occurred, UTC) if occurred else None
-            items.append(
-                RankedItem.from_content(
-                    memory["content"],
-                    moment,
-                    behind.get(memory["memory_id"], []),
-                    ref=memory["memory_id"],
-                    pathway=memory["pathway"],
-                )
-            )
+        items.extend(_ranked(memory, behind) for memory in page["memories"])
         if not page.get("continue_from"):
             break
         args = {
@@ -140,7 +164,19 @@ def ask(
             "scope": scope,
             "continue_from": page["continue_from"],
         }
-    return items[:MAX_ITEMS], timings
+    return items[:max_items], timings
+
+
+def _ranked(memory: dict[str, Any], behind: Mapping[str, Sequence[str]]) -> RankedItem:
+    occurred = memory.get("provenance", {}).get("occurred_at")
+    moment = datetime.fromtimestamp(occurred, UTC) if occurred else None
+    return RankedItem.from_content(
+        memory["content"],
+        moment,
+        list(behind.get(memory["memory_id"], [])),
+        ref=memory["memory_id"],
+        pathway=memory["pathway"],
+    )
 
 
 def make_runner(
@@ -154,11 +190,11 @@ def make_runner(
     return run
 
 
-def consolidated_turns(sample: Sample, scope: str) -> dict[str, list[str]]:
-    """Consolidated memories stand for the turns of their member episodes (spec §13.1 step 7)."""
-    by_content: dict[str, list[str]] = defaultdict(list)
-    for turn in sample.turns:
-        by_content[turn.content].append(turn.dia_id)
+def consolidated_behind(
+    scope: str, by_content: Mapping[str, Sequence[str]]
+) -> dict[str, list[str]]:
+    """Consolidated memories stand for the turns of their member episodes (spec §13.1 step 7):
+    each member event is matched to the ids ``by_content`` lists for its exact text."""
     episode_events: dict[int, set[int]] = defaultdict(set)
     members = Support.objects.filter(
         scope=scope,
@@ -181,16 +217,48 @@ def consolidated_turns(sample: Sample, scope: str) -> dict[str, list[str]]:
     }
 
 
-def run_sample(
+def consolidated_turns(sample: Sample, scope: str) -> dict[str, list[str]]:
+    """``consolidated_behind`` for a LoCoMo conversation's turns."""
+    by_content: dict[str, list[str]] = defaultdict(list)
+    for turn in sample.turns:
+        by_content[turn.content].append(turn.dia_id)
+    return consolidated_behind(scope, by_content)
+
+
+def consolidate_scope(scope: str, now: datetime | None = None) -> None:
+    """Passes 1–8 once over the scope, as the worker would after the sessions' commits
+    (``now``: the passes' logical time, default the wall clock)."""
+    from consolidation.services.passes import CONSOLIDATION_PASSES, passes_run
+
+    passes_run(specs=CONSOLIDATION_PASSES, scope=scope, triggered_by="cli", now=now)
+
+
+def scope_for(sample: Sample) -> str:
+    return f"project:locomo-{sample.sample_id}"
+
+
+def ingest_sample(
     sample: Sample, consolidate: Callable[[str], None] | None = None
-) -> list[QuestionResult]:
-    scope = f"project:locomo-{sample.sample_id}"
+) -> dict[str, list[str]]:
+    """Remember the conversation, then (optionally) one consolidation pass; memory id → dia_ids."""
+    scope = scope_for(sample)
     behind = ingest(sample, scope)
     if consolidate is not None:
         consolidate(scope)
         behind.update(consolidated_turns(sample, scope))
+    return dict(behind)
+
+
+def ask_sample(sample: Sample, behind: Mapping[str, Sequence[str]]) -> list[QuestionResult]:
+    scope = scope_for(sample)
     results = []
     for question in sample.questions:
         items, timings = ask(question.question, scope, behind)
         results.append(QuestionResult(question=question, items=items, latency_ms=timings))
     return results
+
+
+def run_sample(
+    sample: Sample, consolidate: Callable[[str], None] | None = None
+) -> list[QuestionResult]:
+    return ask_sample(sample, ingest_sample(sample, consolidate))
