@@ -68,3 +68,25 @@ def locomo_file(tmp_path: Path) -> Path:
     path = tmp_path / "locomo-tiny.json"
     path.write_text(json.dumps(locomo_payload()), encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def hash_embedder(monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
+    """The deterministic embedder, for tests of bench mechanics only (house style 10).
+
+    The process-wide embedder and vector index are reset for the test: both are built once per
+    process, and the index caches rows of whichever database it last read.
+    """
+    from memory import embeddings, vectors
+
+    settings.SLOWAVE_EMBEDDER = "hash"
+    monkeypatch.setattr(embeddings, "_embedder", embeddings.HashEmbedder())
+    monkeypatch.setattr(vectors, "_index", None)
+
+
+@pytest.fixture
+def fresh_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vector index that has read no other database (the real embedder is kept)."""
+    from memory import vectors
+
+    monkeypatch.setattr(vectors, "_index", None)

@@ -1,4 +1,5 @@
-"""`slowave bench locomo PATH`: Slowave beside plain-RAG baselines on a LoCoMo-layout file."""
+"""`slowave bench locomo PATH`: Slowave beside plain-RAG baselines on a LoCoMo-layout file;
+`scale`, `consolidate` and `load` measure speed. The runs live in memory/bench/*."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
+from rich.console import Console
 
 
 class Command(BaseCommand):
@@ -19,9 +21,7 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="bench", required=True)
         locomo = sub.add_parser("locomo", help="LoCoMo retrieval benchmark (spec §13.1)")
         locomo.add_argument("path")
-        locomo.add_argument(
-            "--baseline", action="append", default=[], choices=["bm25", "dense", "rrf"]
-        )
+        _common(locomo)
         locomo.add_argument(
             "--sample",
             action="append",
@@ -29,15 +29,7 @@ class Command(BaseCommand):
             metavar="ID",
             help="only the conversation with this sample_id (repeatable; default: all)",
         )
-        locomo.add_argument("--no-slowave", action="store_true", help="run only the baselines")
-        locomo.add_argument(
-            "--no-consolidate",
-            action="store_true",
-            help="skip the consolidation pass between ingest and questions",
-        )
         locomo.add_argument("--db", help="SQLite file to use (default: a temporary one)")
-        locomo.add_argument("--out", help="write the JSON report here")
-        locomo.add_argument("--details", action="store_true", help="per-question rows in the JSON")
         scale = sub.add_parser("scale", help="ingest rate and lookup latency at size (spec §13.2)")
         scale.add_argument("--memories", type=int, required=True)
         scale.add_argument("--scopes", type=int, default=10)
@@ -85,8 +77,6 @@ class Command(BaseCommand):
         self._emit(report, options["out"])
 
     def _load(self, options) -> None:
-        from rich.console import Console
-
         from memory.bench.load import parse_agents, run_load
         from memory.bench.load_report import print_load
         from memory.bench.report import write_json
@@ -139,45 +129,68 @@ class Command(BaseCommand):
         self._emit(report, options["out"])
 
     def _locomo(self, options) -> None:
-        from rich.console import Console
-
-        from memory.bench.locomo import run_locomo
+        from memory.bench.locomo_run import run_locomo_bench
         from memory.bench.report import print_report
-        from memory.bench.slowave import make_runner
 
-        if not Path(options["path"]).is_file():
-            raise CommandError(f"no such file: {options['path']}")
-        _use_scratch_database(options["db"])
+        self._check_path(options["path"])
         errors = Console(stderr=True)
         try:
-            report = run_locomo(
+            report = run_locomo_bench(
                 options["path"],
-                baselines=options["baseline"],
                 samples=options["sample"],
-                slowave_runner=None
-                if options["no_slowave"]
-                else make_runner(None if options["no_consolidate"] else _consolidate),
-                out=options["out"],
-                details=options["details"],
+                db=options["db"],
                 log=errors.log,
-                config={
-                    "ingest": "remember",
-                    "consolidation": not options["no_consolidate"],
-                    "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
-                    "relative_margin": settings.SLOWAVE_RELATIVE_MARGIN,
-                    "vector_backend": settings.SLOWAVE_VECTOR_BACKEND,
-                },
+                **_shared(options),
             )
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         print_report(report, Console(file=cast(IO[str], self.stdout)))
 
+    def _check_path(self, path: str) -> None:
+        if not Path(path).is_file():
+            raise CommandError(f"no such file: {path}")
 
-def _consolidate(scope: str) -> None:
-    """Passes 1–8 once over the scope, as the worker would after the sessions' commits."""
-    from consolidation.services.passes import CONSOLIDATION_PASSES, passes_run
 
-    passes_run(specs=CONSOLIDATION_PASSES, scope=scope, triggered_by="cli")
+def _common(parser) -> None:
+    """The options of the retrieval benches."""
+    parser.add_argument("--baseline", action="append", default=[], choices=["bm25", "dense", "rrf"])
+    parser.add_argument("--no-slowave", action="store_true", help="run only the baselines")
+    parser.add_argument(
+        "--no-consolidate",
+        action="store_true",
+        help="skip the consolidation pass between ingest and questions",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        help="keep the ingested store in DIR and reuse it when its manifest matches",
+    )
+    parser.add_argument(
+        "--rebuild", action="store_true", help="with --store: ingest again into a fresh store"
+    )
+    parser.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="rank the questions with this policy value changed (repeatable; see "
+        "memory/retrieval/policy.py)",
+    )
+    parser.add_argument("--out", help="write the JSON report here")
+    parser.add_argument("--details", action="store_true", help="per-question rows in the JSON")
+
+
+def _shared(options) -> dict:
+    return {
+        "baselines": options["baseline"],
+        "slowave": not options["no_slowave"],
+        "consolidate": not options["no_consolidate"],
+        "store": options["store"],
+        "rebuild": options["rebuild"],
+        "policy": options["policy"],
+        "out": options["out"],
+        "details": options["details"],
+    }
 
 
 def _use_scratch_database(path: str | None) -> None:
