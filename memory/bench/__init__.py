@@ -1,5 +1,7 @@
-"""Benchmarks (spec §13): LoCoMo loader, metrics, plain-RAG baselines, runner and report.
+"""Benchmarks (spec §13): LoCoMo and LongMemEval loaders, metrics, plain-RAG baselines, runners
+and reports; kept stores (store.py) and ranking-policy overrides (overrides.py) for both.
 
-Pure modules: nothing here imports Django at import time, so metrics and baselines are usable
-(and testable) without settings; only ``locomo.main`` and the default encoder set Django up.
+The loaders, metrics, baselines and reports import nothing of Django at import time, so they are
+usable (and testable) without settings. Slowave's sides (slowave.py, longmemeval_slowave.py)
+need the apps; the runners import them only when Slowave is asked for.
 """

@@ -1,5 +1,5 @@
-"""`slowave bench locomo PATH`: Slowave beside plain-RAG baselines on a LoCoMo-layout file;
-`scale`, `consolidate` and `load` measure speed. The runs live in memory/bench/*."""
+"""`slowave bench locomo|longmemeval PATH`: Slowave beside plain-RAG baselines on a benchmark
+file; `scale`, `consolidate` and `load` measure speed. The runs live in memory/bench/*."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from rich.console import Console
 
 
 class Command(BaseCommand):
-    help = "Benchmarks. locomo PATH: evidence recall and keyword hits vs BM25/dense/RRF baselines."
+    help = (
+        "Benchmarks. locomo PATH: evidence recall and keyword hits vs BM25/dense/RRF baselines; "
+        "longmemeval PATH: session/turn recall and NDCG vs the same baselines."
+    )
 
     def add_arguments(self, parser) -> None:
         sub = parser.add_subparsers(dest="bench", required=True)
@@ -30,6 +33,23 @@ class Command(BaseCommand):
             help="only the conversation with this sample_id (repeatable; default: all)",
         )
         locomo.add_argument("--db", help="SQLite file to use (default: a temporary one)")
+        lme = sub.add_parser("longmemeval", help="LongMemEval retrieval benchmark (S layout)")
+        lme.add_argument("path")
+        _common(lme)
+        lme.add_argument(
+            "--roles",
+            choices=["user", "both"],
+            default="user",
+            help="turns indexed and counted as evidence (default: user, the official protocol)",
+        )
+        lme.add_argument(
+            "--question",
+            action="append",
+            default=[],
+            metavar="ID",
+            help="only this scored question (repeatable; default: all scored)",
+        )
+        lme.add_argument("--limit", type=int, help="only the first N scored questions")
         scale = sub.add_parser("scale", help="ingest rate and lookup latency at size (spec §13.2)")
         scale.add_argument("--memories", type=int, required=True)
         scale.add_argument("--scopes", type=int, default=10)
@@ -65,6 +85,8 @@ class Command(BaseCommand):
             return self._consolidate_bench(options)
         if options["bench"] == "load":
             return self._load(options)
+        if options["bench"] == "longmemeval":
+            return self._longmemeval(options)
         self._locomo(options)
 
     def _consolidate_bench(self, options) -> None:
@@ -146,13 +168,32 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         print_report(report, Console(file=cast(IO[str], self.stdout)))
 
+    def _longmemeval(self, options) -> None:
+        from memory.bench.longmemeval import run_longmemeval
+        from memory.bench.longmemeval_report import print_report
+
+        self._check_path(options["path"])
+        errors = Console(stderr=True)
+        try:
+            report = run_longmemeval(
+                options["path"],
+                roles=options["roles"],
+                questions=options["question"],
+                limit=options["limit"],
+                log=errors.log,
+                **_shared(options),
+            )
+        except (OSError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        print_report(report, Console(file=cast(IO[str], self.stdout)))
+
     def _check_path(self, path: str) -> None:
         if not Path(path).is_file():
             raise CommandError(f"no such file: {path}")
 
 
 def _common(parser) -> None:
-    """The options of the retrieval benches."""
+    """The options locomo and longmemeval share."""
     parser.add_argument("--baseline", action="append", default=[], choices=["bm25", "dense", "rrf"])
     parser.add_argument("--no-slowave", action="store_true", help="run only the baselines")
     parser.add_argument(
