@@ -80,6 +80,10 @@ def test_it_prefers_items_inside_a_temporal_cue_window():
     )
     assert _ranked("What incident hit the checkout database last week?")[0] == old
     assert _ranked("What incident hit the checkout database yesterday?")[0] == new
+    timeless = _without("terms", in_window=0.0, out_of_window=0.0)
+    cue = "What incident hit the checkout database last week?"
+    ranking = rank(scope=SCOPE, cue=cue, kind="recall", now=now, policy=timeless)
+    assert all("temporal" not in dict(it.signals) for it in ranking.memories)
 
 
 def test_it_answers_every_facet_of_a_multi_part_task():
@@ -173,6 +177,15 @@ def test_it_reads_neighbouring_turns_as_context_in_recall():
     )
     shown = [m["memory_id"] for m in reply["memories"]]
     assert f"sch_{asked}" in shown and f"sch_{answer}" in shown
+    cue = "Which fantasy novels does Tim enjoy writing about?"
+
+    def context_of(policy: RankingPolicy) -> float:
+        ranking = rank(scope=SCOPE, cue=cue, kind="recall", now=timezone.now(), policy=policy)
+        (item,) = [it for it in ranking.memories if it.obj.pk == answer]
+        return dict(item.signals).get("context", 0.0)
+
+    assert context_of(DEFAULT_POLICY) > 0
+    assert context_of(_without("recall", context_weight=0.0)) == 0
     only_own = rank(
         scope=SCOPE,
         cue="Which fantasy novels does Tim enjoy writing about?",
