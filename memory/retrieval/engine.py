@@ -162,9 +162,8 @@ def score_facets(
         cov = coverage(cue.terms[i], text_stems)
         item.facet_topical.append(signals.topical(cos, cov, policy))
         fused = signals.rrf(pools[i].dense.get(row_id), pools[i].lexical.get(row_id), policy)
-        terms = signals.base(
-            signals.FacetEvidence(order[i], cov, fused, salience, time_term), policy
-        )
+        evidence = signals.FacetEvidence(order[i], cov, fused, salience, time_term)
+        terms = signals.base(evidence, policy)
         total = sum(value for _, value in terms)
         if best is None or total > best[0]:
             inputs = {"cos": cos, "coverage": cov, "rrf": fused, "temporal": time_term}
@@ -227,18 +226,24 @@ def _rank_memories(
             items, lambda rows: _memory_items(cue, pools, rows, now, policy), policy.recall
         )
     signals.apply(items, cue, policy, recall=with_context, after_admission=False)
-    admitted = [it for it in items if _admitted(it, cue, policy)]
+    admitted = [it for it in items if _admitted(it, cue, policy, policy.admission.floor)]
+    depth = policy.admission.recall_depth_floor
+    if with_context and admitted and depth < policy.admission.floor:
+        chosen = {id(it) for it in admitted}
+        admitted += [
+            it for it in items if id(it) not in chosen and _admitted(it, cue, policy, depth)
+        ]
     signals.apply(admitted, cue, policy, recall=with_context, after_admission=True)
     floor = max((max(len(p.dense), len(p.lexical)) for p in pools), default=0)
     capped = any(p.capped for p in pools) and len(admitted) >= floor
     return admitted, capped
 
 
-def _admitted(item: Scored[MemoryRow], cue: Cue, policy: RankingPolicy) -> bool:
+def _admitted(item: Scored[MemoryRow], cue: Cue, policy: RankingPolicy, floor: float) -> bool:
     """Spec §7.5.1 and §7.1.3; a neighbour of a strong match may be lent a share of it."""
     recall, admission = policy.recall, policy.admission
     lent = recall.context_share * item.context if item.topical >= recall.context_min_own else 0.0
-    needed = admission.floor
+    needed = floor
     if item.obj.scope != cue.scope:
         needed = max(needed, admission.cross_scope_topical)
     return max(item.topical, lent) >= needed
