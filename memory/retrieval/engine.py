@@ -194,6 +194,21 @@ def _gather(cue: Cue, kind: str, scopes: list[str], policy: RankingPolicy) -> li
     return pools
 
 
+def _time_term(
+    cue: Cue,
+    moment: datetime,
+    now: datetime,
+    recency: tuple[float, float],
+    policy: RankingPolicy,
+) -> float:
+    """In or out of the cue's window; without one, recency (weight, half-life in days)."""
+    if cue.window is not None:
+        return temporal_bonus(
+            cue.window, moment, policy.terms.in_window, policy.terms.out_of_window
+        )
+    return signals.recency(recency[0], moment, now, recency[1])
+
+
 def _memory_items(
     cue: Cue, pools: list[Pool], rows: list[MemoryRow], now: datetime, policy: RankingPolicy
 ) -> list[Scored[MemoryRow]]:
@@ -203,11 +218,8 @@ def _memory_items(
     for memory, known in zip(visible, memory_cosines(cue, visible), strict=True):
         item = Scored(obj=memory, vector=embeddings.from_blob(memory.embedding))
         moment = memory.occurred_at or memory.created_at
-        if cue.window is not None:
-            when = temporal_bonus(cue.window, moment, terms.in_window, terms.out_of_window)
-        else:
-            half_life = terms.memory_recency_half_life_days
-            when = signals.recency(terms.memory_recency, moment, now, half_life)
+        recency = (terms.memory_recency, terms.memory_recency_half_life_days)
+        when = _time_term(cue, moment, now, recency, policy)
         score_facets(
             item, cue, pools, memory.pk, stems(memory.content), memory.salience, when, policy, known
         )
@@ -292,11 +304,8 @@ def _rank_episodes(cue: Cue, policy: RankingPolicy, now: datetime) -> list[Score
     for episode in load_episodes(ids, cue.scope):
         item = Scored(obj=episode, vector=embeddings.from_blob(episode.embedding))
         moment = episode.occurred_at or episode.recorded_at
-        if cue.window is not None:
-            when = temporal_bonus(cue.window, moment, terms.in_window, terms.out_of_window)
-        else:
-            half_life = terms.episode_recency_half_life_days
-            when = signals.recency(terms.episode_recency, moment, now, half_life)
+        recency = (terms.episode_recency, terms.episode_recency_half_life_days)
+        when = _time_term(cue, moment, now, recency, policy)
         score_facets(
             item, cue, pools, episode.pk, stems(episode.content), episode.salience, when, policy
         )
