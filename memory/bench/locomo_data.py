@@ -6,12 +6,13 @@ upstream ``data/locomo10.json``. Only the fields the benchmark needs are kept.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from memory.bench.data_file import load_records
 
 SESSION_KEY_RE = re.compile(r"^session_(\d+)$")
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"
@@ -164,22 +165,4 @@ def _parse_sample(raw: dict[str, Any]) -> Sample:
 
 def load_locomo(path: str | Path) -> list[Sample]:
     """Every sample of a LoCoMo-layout file (a JSON list, or a single sample object)."""
-    with open(path, encoding="utf-8") as handle:
-        try:
-            data = json.load(handle)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc})") from exc
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: not a LoCoMo-layout file (expected a list of samples)")
-    samples: list[Sample] = []
-    for position, raw in enumerate(data):
-        try:
-            samples.append(_parse_sample(raw))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            # One message naming the sample beats a bare KeyError from deep inside parsing.
-            raise ValueError(
-                f"{path}: sample {position} is not in LoCoMo layout ({type(exc).__name__}: {exc})"
-            ) from exc
-    return samples
+    return load_records(path, layout="LoCoMo", noun="sample", parse=_parse_sample, single=True)

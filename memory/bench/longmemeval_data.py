@@ -9,13 +9,14 @@ scores. Metrics live in longmemeval_metrics.py, Slowave's side in longmemeval_sl
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from memory.bench.data_file import load_records
 
 # Which turns are indexed (and count as evidence): the official protocol indexes user turns.
 ROLES: dict[str, tuple[str, ...]] = {"user": ("user",), "both": ("user", "assistant")}
@@ -174,24 +175,7 @@ def _question(raw: dict[str, Any]) -> Question:
 
 def load_longmemeval(path: str | Path) -> list[Question]:
     """Every question of a LongMemEval-layout file (a JSON list of questions), in file order."""
-    with open(path, encoding="utf-8") as handle:
-        try:
-            data = json.load(handle)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc})") from exc
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: not a LongMemEval-layout file (expected a list of questions)")
-    out: list[Question] = []
-    for position, raw in enumerate(data):
-        try:
-            out.append(_question(raw))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            # One message naming the question beats a bare KeyError from deep inside parsing.
-            raise ValueError(
-                f"{path}: question {position} is not in LongMemEval layout "
-                f"({type(exc).__name__}: {exc})"
-            ) from exc
-    return out
+    return load_records(path, layout="LongMemEval", noun="question", parse=_question)
 
 
 def select(
