@@ -18,13 +18,8 @@ def neighbours(
     direct = {it.obj.pk for it in memories}
     if not direct:
         return {}
-    # Plain tuples: a well-connected catalog has a thousand edges, too many to build models for.
-    edges = Association.objects.filter(
-        Q(src_id__in=direct) | Q(dst_id__in=direct),
-        weight__gte=policy.associations.min_edge_weight,
-    ).values_list("src_id", "dst_id", "weight")
     best: dict[tuple[int, int], float] = {}
-    for src, dst, weight in edges:
+    for src, dst, weight in _edges(direct, policy):
         for parent, other in ((src, dst), (dst, src)):
             if parent in direct and other not in direct:
                 key = (parent, other)
@@ -42,3 +37,18 @@ def neighbours(
         if other in by_pk and topical[other] >= needed:
             out.setdefault(parent, []).append((by_pk[other], weight, topical[other]))
     return out
+
+
+def _edges(pks: set[int], policy: RankingPolicy) -> list[tuple[int, int, float]]:
+    # Plain tuples: a well-connected catalog has a thousand edges, too many to build models for.
+    return list(
+        Association.objects.filter(
+            Q(src_id__in=pks) | Q(dst_id__in=pks),
+            weight__gte=policy.associations.min_edge_weight,
+        ).values_list("src_id", "dst_id", "weight")
+    )
+
+
+def linked(pks: set[int], policy: RankingPolicy) -> set[int]:
+    """Memories an edge strong enough to show links to any of `pks` (outside them)."""
+    return {pk for src, dst, _ in _edges(pks, policy) for pk in (src, dst)} - pks
