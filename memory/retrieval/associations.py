@@ -47,8 +47,3 @@ def _edges(pks: set[int], policy: RankingPolicy) -> list[tuple[int, int, float]]
             weight__gte=policy.associations.min_edge_weight,
         ).values_list("src_id", "dst_id", "weight")
     )
-
-
-def linked(pks: set[int], policy: RankingPolicy) -> set[int]:
-    """Memories an edge strong enough to show links to any of `pks` (outside them)."""
-    return {pk for src, dst, _ in _edges(pks, policy) for pk in (src, dst)} - pks

@@ -239,31 +239,10 @@ def _rank_memories(
         )
     signals.apply(items, cue, policy, recall=with_context, after_admission=False)
     admitted = [it for it in items if _admitted(it, cue, policy, policy.admission.floor)]
-    if with_context and admitted:
-        admitted += _below_floor(items, admitted, cue, policy)
     signals.apply(admitted, cue, policy, recall=with_context, after_admission=True)
     floor = max((max(len(p.dense), len(p.lexical)) for p in pools), default=0)
     capped = any(p.capped for p in pools) and len(admitted) >= floor
     return admitted, capped
-
-
-def _below_floor(
-    items: list[Scored[MemoryRow]],
-    admitted: list[Scored[MemoryRow]],
-    cue: Cue,
-    policy: RankingPolicy,
-) -> list[Scored[MemoryRow]]:
-    """Recall's depth: candidates down to recall_depth_floor, except those an association edge
-    links to what passed the floor, which keep their `associated` pathway (spec §7.5.4)."""
-    depth = policy.admission.recall_depth_floor
-    if depth >= policy.admission.floor:
-        return []
-    chosen = {id(it) for it in admitted}
-    below = [it for it in items if id(it) not in chosen and _admitted(it, cue, policy, depth)]
-    if not below:
-        return []
-    linked = associations.linked({it.obj.pk for it in admitted}, policy)
-    return [it for it in below if it.obj.pk not in linked]
 
 
 def _admitted(item: Scored[MemoryRow], cue: Cue, policy: RankingPolicy, floor: float) -> bool:

@@ -39,14 +39,6 @@ class Admission:
     floor: float = 0.35
     # Spec §7.5.2 (SLOWAVE_RELATIVE_MARGIN), activate only: a compact working set per facet.
     relative_margin: float = 0.12
-    # Recall only, once something passed the floor (the cue is on topic here): candidates down
-    # to this topical are admitted too and ranked with the rest, so a caller who pages gets
-    # depth (an indirect mention shares little with the cue: "Wired" for "magazines"); a cue
-    # that matched nothing still gets nothing, and a memory an edge links to what passed keeps
-    # its `associated` pathway (spec §7.5.4). LoCoMo recall@10 +0.010 tuning / +0.009 held
-    # out at 0.25 (+0.001 at 0.30); LongMemEval turn recall_all@10 +0.03 (first 35
-    # questions) at 0.20-0.30 alike.
-    recall_depth_floor: float = 0.25
     # Spec §7.1.3: a promoted memory from another scope must be clearly on topic.
     cross_scope_topical: float = 0.40
     # Spec §7.2: topical = max(cos, share·cos + (1 − share)·coverage).

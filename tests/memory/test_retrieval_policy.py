@@ -130,20 +130,3 @@ def test_a_contextual_memory_from_another_scope_ranks_lower_there():
     damped = _signals(cue, outside)
     assert damped["scope"] < 0
     assert "scope" not in _signals(cue, outside, _without("terms", contextual_scope_factor=1.0))
-
-
-def test_recall_reaches_below_the_floor_once_the_cue_is_on_topic():
-    # An indirect mention shares little with the cue; recall lists it below what passed the
-    # floor, activate's working set does not, and a cue that matched nothing still gets nothing.
-    # Separate sessions, so that no neighbouring turn lends the mention context.
-    (direct,) = _facts("I have three magazine subscriptions at the moment")
-    (indirect,) = _facts("I renewed my Wired subscription last month")
-    cue = "How many magazine subscriptions do I currently have?"
-    ranking = rank(scope=SCOPE, cue=cue, kind="recall", now=timezone.now())
-    by_pk = {it.obj.pk: it for it in ranking.memories}
-    assert DEFAULT_POLICY.admission.recall_depth_floor <= by_pk[indirect].topical
-    assert by_pk[indirect].topical < DEFAULT_POLICY.admission.floor <= by_pk[direct].topical
-    shallow = _without("admission", recall_depth_floor=DEFAULT_POLICY.admission.floor)
-    assert indirect not in _ranked(cue, policy=shallow)
-    assert indirect not in _ranked(cue, kind="activate")
-    assert _ranked("Choose a paint colour for the office lobby walls") == []
