@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.bench.longmemeval_data import Question
-from memory.bench.metrics import percentile
+from memory.bench.metrics import latency_summary, percentile
 from memory.bench.results import RankedItem
 
 SESSION_KS = (5, 10)
@@ -124,14 +124,7 @@ def aggregate(results: Sequence[LmeResult], roles: str) -> dict[str, Any]:
     kinds = list(dict.fromkeys(kind for r in results for kind in r.latency_ms))
     primary = kinds[0] if kinds else None
     types = sorted({r["question_type"] for r in rows})
-    latency = {}
-    for kind in kinds:
-        calls = [ms for r in rows for ms in r["latency_ms"].get(kind, [])]
-        latency[kind] = {
-            "calls": len(calls),
-            "p50_ms": percentile(calls, 50),
-            "p95_ms": percentile(calls, 95),
-        }
+    latency = latency_summary(rows, kinds)
     return {
         "types": {
             t: _summary([r for r in rows if r["question_type"] == t], primary) for t in types

@@ -142,14 +142,7 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
     extra = sorted({r["category"] for r in rows} - set(CATEGORIES))
     for c in extra:  # unknown categories are still reported, and always counted in overall
         categories[str(c)] = _summary([r for r in rows if r["category"] == c], primary)
-    latency = {}
-    for kind in kinds:
-        calls = [ms for r in rows for ms in r["latency_ms"].get(kind, [])]
-        latency[kind] = {
-            "calls": len(calls),
-            "p50_ms": percentile(calls, 50),
-            "p95_ms": percentile(calls, 95),
-        }
+    latency = latency_summary(rows, kinds)
     return {
         "categories": categories,
         "overall": _summary(rows, primary),
@@ -157,3 +150,16 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
         "latency": latency,
         "rows": rows,
     }
+
+
+def latency_summary(rows: Sequence[dict[str, Any]], kinds: Sequence[str]) -> dict[str, Any]:
+    """Per latency kind over every row's calls: how many, p50 and p95 (nearest rank, ms)."""
+    out: dict[str, Any] = {}
+    for kind in kinds:
+        calls = [ms for r in rows for ms in r["latency_ms"].get(kind, [])]
+        out[kind] = {
+            "calls": len(calls),
+            "p50_ms": percentile(calls, 50),
+            "p95_ms": percentile(calls, 95),
+        }
+    return out
