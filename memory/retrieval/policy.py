@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -178,8 +179,11 @@ class RankingPolicy:
             try:
                 value = type(old)(float(raw) if isinstance(old, float) else int(raw))
             except ValueError:
-                kind = type(old).__name__
-                raise ValueError(f"policy {group}.{attr} takes a {kind}, not {raw!r}") from None
+                kind = "a whole number" if isinstance(old, int) else "a number"
+                raise ValueError(f"policy {group}.{attr} takes {kind}, not {raw!r}") from None
+            if not math.isfinite(value) or (isinstance(old, int) and value < 0):
+                rule = "a count of 0 or more" if isinstance(old, int) else "a finite number"
+                raise ValueError(f"policy {group}.{attr} takes {rule}, not {raw!r}")
             policy = replace(policy, **{group: replace(current, **{attr: value})})
         return policy
 

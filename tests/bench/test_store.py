@@ -64,5 +64,5 @@ def test_it_records_the_policy_and_refuses_bad_combinations(
     assert policy.active() == policy.DEFAULT_POLICY
     with pytest.raises(ValueError, match="exclusive"):
         run_locomo_bench(str(locomo_file), db=str(tmp_path / "x.db"), store=str(tmp_path))
-    with pytest.raises(CommandError, match="policy speakers.lead takes a int, not '1.5'"):
+    with pytest.raises(CommandError, match="policy speakers.lead takes a whole number, not '1.5'"):
         call_command("bench", "locomo", str(locomo_file), "--policy", "speakers.lead=1.5")

@@ -33,7 +33,8 @@ def test_the_version_is_derived_from_the_values():
     tuned = DEFAULT_POLICY.with_overrides(["recall.reply_weight=0.9", "pool=60"])
     assert tuned == _without("recall", reply_weight=0.9).with_overrides(["candidates.pool=60"])
     assert DEFAULT_POLICY.with_overrides(["floor=0.4"]).admission.floor == 0.4
-    for bad in ("reply_weight", "reply_weight=", "nothing=1", "recall.nothing=1", "pool=many"):
+    bad_values = ("pool=many", "pool=0.5", "pool=-3", "reply_weight=nan", "rrf_weight=inf")
+    for bad in ("reply_weight", "reply_weight=", "nothing=1", "recall.nothing=1", *bad_values):
         with pytest.raises(ValueError):
             DEFAULT_POLICY.with_overrides([bad])
 
