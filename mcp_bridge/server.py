@@ -1,9 +1,10 @@
 """The MCP adapter: the only module that imports the `mcp` SDK (spec §6.1).
 
 Lives here: the low-level SDK server (tools/list and tools/call handlers), the envelope
-wrapping, the stdio serve loop with its background tasks (idle reaper, embedder warm-up).
+wrapping, the stdio serve loop with its background tasks (idle reaper, embedder warm-up) and
+the JSON-RPC error written for a stdin line the SDK cannot parse.
 Does not live here: validation rules (memory.schemas), behaviour (memory.services), the tool
-table (mcp_bridge.tools).
+table (mcp_bridge.tools), reading stdin and diagnosing a bad line (mcp_bridge.frames).
 
 The low-level API is used rather than MCPServer because MCPServer derives inputSchema from
 function signatures and validates arguments itself; we advertise the pydantic models' own
@@ -26,6 +27,7 @@ from typing import Any
 
 import anyio
 import mcp.types as types
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
@@ -33,7 +35,9 @@ from django.utils import timezone
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
+from mcp_bridge.frames import Rejection, StdinFrames, claimed_stdin
 from mcp_bridge.tools import TOOLS
 from memory.errors import InvalidInput, SlowaveError, as_slowave_error
 from memory.schemas import parse_input
@@ -249,11 +253,18 @@ async def _lifespan(
             tg.cancel_scope.cancel()
 
 
+class ServerCannotStart(Exception):
+    """Preparing the database failed; the server ends rather than answer every call with it."""
+
+
 async def _prepare(prepare: Callable[[], None] | None, ready: anyio.Event) -> None:
     if prepare is not None:
         # A failure propagates and ends the server: serving on a half-migrated database
         # would turn every call into an internal error.
-        await sync_to_async(prepare, thread_sensitive=True)()
+        try:
+            await sync_to_async(prepare, thread_sensitive=True)()
+        except Exception as exc:
+            raise ServerCannotStart(f"preparing the database failed: {exc}") from exc
     ready.set()
 
 
@@ -290,13 +301,45 @@ async def _warm_up_when_ready(tools_used: anyio.Event) -> None:
     warm_up_in_background()
 
 
+# --- stdio transport: the SDK's, fed by our own stdin reader (mcp_bridge.frames) -------------
+
+
+def _is_message(line: str) -> bool:
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:  # pydantic's ValidationError included
+        return False
+    return True
+
+
+async def _answer_rejected(
+    rejected: ObjectReceiveStream[Rejection], write_stream: ObjectSendStream[SessionMessage]
+) -> None:
+    # Through the SDK's writer, so an error line never interleaves with another reply.
+    async with rejected:
+        async for rejection in rejected:
+            error = types.ErrorData(code=rejection.code, message=rejection.message)
+            reply = types.JSONRPCError(jsonrpc="2.0", id=rejection.id, error=error)
+            await write_stream.send(SessionMessage(reply))
+
+
 async def serve_stdio(
     *, prepare: Callable[[], None] | None = None, background_worker: bool = True
 ) -> None:
-    """Serve MCP over stdin/stdout until the client closes stdin."""
+    """Serve MCP over stdin/stdout until the client closes stdin.
+
+    Raises ServerCannotStart when `prepare` fails: the caller says so and exits non-zero.
+    """
     server = build_server(prepare=prepare, background_worker=background_worker)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    send_rejected, receive_rejected = anyio.create_memory_object_stream[Rejection](16)
+    with claimed_stdin() as binary_stdin:
+        frames = StdinFrames(binary_stdin, accepts=_is_message, rejected=send_rejected)
+        # The SDK iterates `stdin` and nothing more, so any async iterable of lines will do.
+        async with stdio_server(stdin=frames) as (read_stream, write_stream):  # type: ignore[arg-type]
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_answer_rejected, receive_rejected, write_stream)
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+                tg.cancel_scope.cancel()
     # Let a call still running in the database thread finish, then close its connection.
     with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):
         await sync_to_async(close_old_connections, thread_sensitive=True)()

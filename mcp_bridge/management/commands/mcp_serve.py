@@ -10,6 +10,7 @@ import functools
 import logging
 import os
 import sys
+import traceback
 from argparse import ArgumentParser
 from typing import Any
 
@@ -36,19 +37,54 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         # Imported here: the SDK import is a large share of the startup budget, and
         # `manage.py help` should not pay it.
-        from mcp_bridge.server import serve_stdio
+        from mcp_bridge.server import ServerCannotStart, serve_stdio
 
         serve = functools.partial(
             serve_stdio, prepare=migrate_if_needed, background_worker=not options["no_worker"]
         )
-        with contextlib.suppress(KeyboardInterrupt):
-            anyio.run(serve)
+        status = 0
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                anyio.run(serve)
+        except Exception as exc:
+            # Exit either way: a server that cannot serve must not sit on an open stdin.
+            status = 1
+            cause = _find(exc, ServerCannotStart)
+            if cause is None:
+                logging.getLogger(__name__).error("mcp_serve stopped: %s", exc, exc_info=exc)
+            else:
+                _report_cannot_start(
+                    cause, exc, verbose=options["traceback"] or options["verbosity"] > 1
+                )
         # Interpreter teardown with torch loaded takes ~1.5 s, and stdio clients send SIGTERM
         # 2 s after closing stdin. Every write is committed by now and the database thread
         # has closed its connection, so skip the teardown.
         logging.shutdown()
         sys.stderr.flush()
-        os._exit(0)
+        os._exit(status)
+
+
+def _report_cannot_start(cause: BaseException, exc: BaseException, *, verbose: bool) -> None:
+    """One line for the agent's log; the traceback too only when asked for (--traceback, -v 2)."""
+    if verbose:
+        traceback.print_exception(exc, file=sys.stderr)
+    reason = " ".join(str(cause).split())
+    sys.stderr.write(
+        f"mcp_serve: cannot start: {reason}; check SLOWAVE_DB_PATH (or DATABASE_URL), "
+        "or run `slowave doctor`\n"
+    )
+
+
+def _find(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """`exc` itself if it is a `kind`, else the first `kind` in its exception groups."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _find(inner, kind)
+            if found is not None:
+                return found
+    return None
 
 
 def migrate_if_needed() -> None:
