@@ -5,6 +5,8 @@ other, so an in-process copy of a table learns of another process's rewrites."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from django.db import connection
 
@@ -59,7 +61,13 @@ class SqliteVecIndex:
                     "WHERE embedding MATCH %s AND k = %s AND scope = %s",
                     [blob, k, scope],
                 )
-                hits.extend((int(row_id), 1.0 - float(distance)) for row_id, distance in cursor)
+                # A row without a direction (a zero vector stored before the embedders made
+                # none) has no cosine: NULL here. It cannot rank, and must not stop the rest.
+                hits.extend(
+                    (int(row_id), 1.0 - float(distance))
+                    for row_id, distance in cursor
+                    if distance is not None and math.isfinite(distance)
+                )
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return hits[:k]
 
