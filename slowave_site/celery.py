@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
 
@@ -34,3 +35,12 @@ def _configure(sender: Celery, **kwargs: Any) -> None:
     from consolidation.scheduler import celery_settings
 
     sender.conf.update(celery_settings())
+
+
+@worker_init.connect
+def _hold_store(**kwargs: Any) -> None:
+    # A worker uses the store for as long as it runs (its pool children inherit the lock):
+    # registered, `slowave restore` refuses to replace the store under it.
+    from memory.services.holders import store_register
+
+    store_register(role="celery worker")

@@ -1,4 +1,4 @@
-"""Backups and restores of the SQLite database (spec §11: `slowave backup` / `restore`).
+"""Backups of the SQLite database (spec §11: `slowave backup`; restores live in restore.py).
 
 Backups use SQLite's online backup API, so agents may keep writing meanwhile; every file is
 checked with `PRAGMA integrity_check` before it is published by an atomic rename, and no
@@ -20,21 +20,20 @@ import sqlite_vec
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from memory.errors import InvalidInput, StorageError
-from memory.models import PassLock
 
 PATTERN = "slowave-*.sqlite3.gz"
 CHUNK = 1024 * 1024
 Progress = Callable[[int], None]
 
 
-def _database_path() -> Path:
+def database_path() -> Path:
     db = connections[DEFAULT_DB_ALIAS]
     if db.vendor != "sqlite":
         raise StorageError("backups of PostgreSQL are pg_dump's job: run pg_dump on DATABASE_URL")
     return Path(db.settings_dict["NAME"])
 
 
-def _connect(path: Path) -> sqlite.Connection:
+def sqlite_connect(path: Path) -> sqlite.Connection:
     conn = sqlite.connect(str(path), timeout=30)
     # The vec0 tables are virtual: checking them needs the extension their module lives in.
     conn.enable_load_extension(True)
@@ -44,12 +43,12 @@ def _connect(path: Path) -> sqlite.Connection:
 
 
 def integrity_check(path: Path) -> str:
-    with closing(_connect(path)) as conn:
+    with closing(sqlite_connect(path)) as conn:
         rows = conn.execute("PRAGMA integrity_check").fetchall()
     return "; ".join(str(r[0]) for r in rows)
 
 
-def _copy_stream(src: object, dst: object, progress: Progress | None) -> None:
+def copy_stream(src: object, dst: object, progress: Progress | None) -> None:
     while chunk := src.read(CHUNK):  # type: ignore[attr-defined]
         dst.write(chunk)  # type: ignore[attr-defined]
         if progress:
@@ -82,19 +81,19 @@ def database_backup(
     """Snapshot → integrity_check → gzip → atomic rename → rotation to the newest `keep`."""
     if keep < 1:
         raise InvalidInput.for_field("keep", "keep must be at least 1")
-    source = _database_path()
+    source = database_path()
     directory = Path(directory)
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     target = _target_name(directory, now)
     raw, packed = directory / f".{target.name}.snapshot", directory / f".{target.name}.tmp"
     try:
-        with closing(_connect(source)) as src, closing(sqlite.connect(str(raw))) as dst:
+        with closing(sqlite_connect(source)) as src, closing(sqlite.connect(str(raw))) as dst:
             src.backup(dst)  # one step: a consistent snapshot even while writers carry on
         verdict = integrity_check(raw)
         if verdict != "ok":
             raise StorageError(f"the snapshot failed integrity_check: {verdict}")
         with raw.open("rb") as plain, gzip.open(packed, "wb", compresslevel=6) as zipped:
-            _copy_stream(plain, zipped, progress)
+            copy_stream(plain, zipped, progress)
         os.replace(packed, target)
     finally:
         for leftover in (raw, packed):
@@ -114,42 +113,3 @@ def backup_rotate(*, directory: Path, keep: int) -> list[Path]:
     for path in doomed:
         path.unlink()
     return doomed
-
-
-def database_restore(
-    *, source: Path, now: datetime, progress: Progress | None = None
-) -> dict[str, object]:
-    """Replace the database with a backup, after checking it; refuses while a pass holds a lock."""
-    target = _database_path()
-    source = Path(source)
-    if not source.is_file():
-        raise InvalidInput.for_field("path", f"no such backup file: {source}")
-    held = PassLock.objects.filter(expires_at__gt=now).exclude(holder="").first()
-    if held is not None:
-        raise InvalidInput.for_field_message(
-            "path",
-            f"background pass {held.name} holds its lock until {held.expires_at:%H:%M:%S}; "
-            "stop the worker (and slowave up) and retry",
-        )
-    tmp = target.parent / f".{target.name}.restore-tmp"
-    try:
-        with source.open("rb") as probe:
-            zipped = probe.read(2) == b"\x1f\x8b"
-        opener = gzip.open if zipped else open
-        with opener(source, "rb") as src, tmp.open("wb") as dst:  # type: ignore[operator]
-            _copy_stream(src, dst, progress)
-        verdict = integrity_check(tmp)
-        if verdict != "ok":
-            raise StorageError(f"{source} failed integrity_check: {verdict}; nothing was restored")
-        connections.close_all()
-        os.replace(tmp, target)
-    except (OSError, EOFError, sqlite.DatabaseError) as exc:
-        raise StorageError(f"{source} is not a readable Slowave backup: {exc}") from None
-    finally:
-        with suppress(FileNotFoundError):
-            tmp.unlink()
-    for suffix in ("-wal", "-shm"):
-        # Frames of the old database's WAL would be replayed onto the restored file.
-        with suppress(FileNotFoundError):
-            Path(f"{target}{suffix}").unlink()
-    return {"restored": str(target), "from": str(source)}

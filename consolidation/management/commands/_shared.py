@@ -6,16 +6,27 @@ import json
 import os
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from consolidation.services.runs import PassResult
+from memory.services.holders import store_hold
 
 NOTES = {
     "covered": "skipped: a run that started after this request already did the work",
     "busy": "skipped: another worker still holds this pass",
 }
+
+
+class PassCommand(BaseCommand):
+    """A command that runs passes: registered as a user of the store while it runs, so
+    `slowave restore` refuses meanwhile (between two passes no lease shows it)."""
+
+    def execute(self, *args: Any, **options: Any) -> Any:
+        with store_hold(role=f"slowave {type(self).__module__.rsplit('.', 1)[-1]}"):
+            return super().execute(*args, **options)
 
 
 def process_started_at() -> datetime:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from consolidation.management.commands._shared import process_started_at, report
+from consolidation.management.commands._shared import PassCommand, process_started_at, report
 from consolidation.services.decay import decay_plan
 from consolidation.services.passes import DECAY, passes_run
 
@@ -24,7 +24,7 @@ def _parse_now(value: str) -> datetime:
     return parsed
 
 
-class Command(BaseCommand):
+class Command(PassCommand):
     help = (
         "Decay the salience of memories unused for SLOWAVE_DECAY_IDLE_DAYS "
         "(half-life SLOWAVE_DECAY_HALF_LIFE_DAYS)."

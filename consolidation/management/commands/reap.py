@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
-
-from consolidation.management.commands._shared import process_started_at, report
+from consolidation.management.commands._shared import PassCommand, process_started_at, report
 from consolidation.services.passes import REAPER, passes_run
 
 
-class Command(BaseCommand):
+class Command(PassCommand):
     help = (
         "Close sessions idle for longer than SLOWAVE_SESSION_IDLE_TIMEOUT through the commit path."
     )

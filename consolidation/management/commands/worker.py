@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
-
-from consolidation.management.commands._shared import process_started_at, report
+from consolidation.management.commands._shared import PassCommand, process_started_at, report
 from consolidation.scheduler import embedded_mode, worker_argv
 from consolidation.services.passes import ALL_PASSES, passes_run
 
 
-class Command(BaseCommand):
+class Command(PassCommand):
     help = (
         "Run a Celery worker for the background passes, or with --once run every pass (1-10) "
         "inline once, print what each did, and exit."

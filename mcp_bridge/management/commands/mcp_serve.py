@@ -20,6 +20,8 @@ from django.core.management.base import BaseCommand
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
 
+from memory.services.holders import store_hold
+
 
 class Command(BaseCommand):
     help = "Serve the Slowave MCP tools over stdio; stdout carries protocol frames only."
@@ -44,7 +46,8 @@ class Command(BaseCommand):
         )
         status = 0
         try:
-            with contextlib.suppress(KeyboardInterrupt):
+            # Registered while serving, so `slowave restore` refuses to replace the store under it.
+            with store_hold(role="mcp_serve"), contextlib.suppress(KeyboardInterrupt):
                 anyio.run(serve)
         except Exception as exc:
             # Exit either way: a server that cannot serve must not sit on an open stdin.

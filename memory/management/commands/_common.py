@@ -16,9 +16,13 @@ from django.core.management.base import BaseCommand, CommandError
 from django.core.serializers.json import DjangoJSONEncoder
 
 from memory.errors import SlowaveError
+from memory.services.holders import store_hold
 
 
 class SlowaveCommand(BaseCommand):
+    # Registered as a user of the store while it runs, so `slowave restore` refuses meanwhile.
+    holds_store = True
+
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> Any:
         parser = super().create_parser(prog_name, subcommand, **kwargs)
         parser.add_argument(
@@ -32,11 +36,17 @@ class SlowaveCommand(BaseCommand):
     def execute(self, *args: Any, **options: Any) -> Any:
         self.as_json = bool(options.get("as_json"))
         try:
-            return super().execute(*args, **options)
+            if not self.holds_store:
+                return super().execute(*args, **options)
+            with store_hold(role=f"slowave {self._command_name()}"):
+                return super().execute(*args, **options)
         except SlowaveError as exc:
             if self.as_json:
                 self.emit({"ok": False, "error": exc.as_error()})
             raise CommandError(exc.message) from None
+
+    def _command_name(self) -> str:
+        return type(self).__module__.rsplit(".", 1)[-1]
 
     def emit(self, data: Any) -> None:
         self.stdout.write(json.dumps(data, cls=DjangoJSONEncoder, ensure_ascii=False, indent=2))

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from memory.services.holders import store_hold
+
 log = logging.getLogger(__name__)
 
 
@@ -50,6 +52,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # Registered first, so `slowave restore` refuses while this serves (or migrates).
+        with store_hold(role="slowave up"):
+            self._serve(**options)
+
+    def _serve(self, **options: Any) -> None:
         import uvicorn
 
         call_command("migrate", verbosity=0)
