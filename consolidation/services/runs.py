@@ -1,18 +1,16 @@
 """Running one pass safely: PassLock lease, coverage check, WorkerRun record (spec §8.3, §8.5).
 
 A pass body (a function of `now`, `scope`, `since`) never deals with concurrency itself; this
-module claims the pass's PassLock row with a conditional update, skips the run when a run that
+module claims the pass's PassLock row with a conditional update (at once when the holder's
+process, on this host, has exited; else when its lease expires), skips the run when a run that
 started after the request already covered it, and records the outcome in a WorkerRun row.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import time
 import traceback
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,6 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory.models import PassLock, WorkerRun
+from memory.services.holders import holder_describe, holder_gone, holder_name
 
 log = logging.getLogger(__name__)
 
@@ -71,27 +70,49 @@ class PassResult:
 
 
 def default_holder() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """`host:pid:token`: on this host, a lease whose pid has exited is taken over at once."""
+    return holder_name()
+
+
+def _fail_running(name: str, now: datetime, error: str) -> None:
+    # The previous holder died mid-pass: its run row would otherwise say "running" forever.
+    WorkerRun.objects.filter(pass_name=name, status=WorkerRun.Status.RUNNING).update(
+        status=WorkerRun.Status.FAILED, finished_at=now, error=error
+    )
 
 
 def lock_claim(*, name: str, holder: str, now: datetime) -> bool:
-    """Take the pass's lease iff nobody holds an unexpired one (proceed iff exactly one row)."""
+    """Take the pass's lease iff nobody holds an unexpired one, or its holder's process is gone
+    (same host, pid exited). Each is a conditional update: proceed iff exactly one row changed,
+    so of two workers reclaiming one lease only one gets it."""
     with transaction.atomic():
         PassLock.objects.get_or_create(name=name)
     free = Q(expires_at__isnull=True) | Q(expires_at__lt=now)
     with transaction.atomic():
-        expired_holder = PassLock.objects.filter(free, name=name).exclude(holder="").exists()
-        claimed = PassLock.objects.filter(free, name=name).update(
-            holder=holder, expires_at=now + LEASE
-        )
-        if claimed == 1 and expired_holder:
-            # The previous holder died mid-pass: its run row would otherwise say "running" forever.
-            WorkerRun.objects.filter(pass_name=name, status=WorkerRun.Status.RUNNING).update(
-                status=WorkerRun.Status.FAILED,
-                finished_at=now,
-                error="lease expired before the run finished",
+        lock = PassLock.objects.get(name=name)
+        if lock.expires_at is None or lock.expires_at < now:
+            claimed = PassLock.objects.filter(free, name=name).update(
+                holder=holder, expires_at=now + LEASE
             )
+            if claimed == 1 and lock.holder:
+                _fail_running(name, now, "lease expired before the run finished")
+        elif holder_gone(lock.holder):
+            claimed = PassLock.objects.filter(
+                name=name, holder=lock.holder, expires_at=lock.expires_at
+            ).update(holder=holder, expires_at=now + LEASE)
+            if claimed == 1:
+                gone = holder_describe(lock.holder)
+                log.warning("pass %s: took over the lease of %s, which has exited", name, gone)
+                _fail_running(name, now, f"the worker ({gone}) exited before the run finished")
+        else:
+            claimed = 0
     return claimed == 1
+
+
+def lock_holder(*, name: str) -> tuple[str, datetime | None]:
+    """Who holds the pass's lease and until when ("" and None when nobody does)."""
+    row = PassLock.objects.filter(name=name).values_list("holder", "expires_at").first()
+    return row if row is not None else ("", None)
 
 
 def lock_release(*, name: str, holder: str) -> None:
@@ -186,10 +207,23 @@ def pass_run_waiting(
 ) -> PassResult:
     """pass_run, waiting out a busy lease (then usually finding the work covered)."""
     deadline = time.monotonic() + timeout
+    announced = ""
     while True:
         result = pass_run(
             spec=spec, scope=scope, triggered_by=triggered_by, requested_at=requested_at, now=now
         )
         if result.status != "busy" or time.monotonic() >= deadline:
             return result
+        holder, until = lock_holder(name=spec.name)
+        if holder and holder != announced:  # one line per holder, not one per poll
+            announced = holder
+            left = max(0, int(deadline - time.monotonic()))
+            log.warning(
+                "pass %s: waiting for %s, which holds its lease until %s UTC (waiting at most "
+                "%d s; if that process exits, the lease is taken over at once)",
+                spec.name,
+                holder_describe(holder),
+                f"{until:%H:%M:%S}" if until else "?",
+                left,
+            )
         sleep(WAIT_POLL_SECONDS)
