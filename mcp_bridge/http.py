@@ -1,7 +1,8 @@
 """MCP over streamable HTTP at `/mcp` inside the ASGI app (spec §6.1): stateless, JSON responses.
 
 Lives here: the SDK session manager around the same low-level server as stdio (same five
-tools, same envelope), REST token auth in front of it, and the ASGI lifespan that starts and
+tools, same envelope), in front of it the Host/Origin/Content-Type rule REST also applies
+(slowave_site.host_policy) and REST token auth, and the ASGI lifespan that starts and
 stops the manager. Does not live here: routing between `/mcp` and Django (slowave_site/asgi.py),
 the auth decision itself (memory.services.tokens).
 
@@ -24,7 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
-from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -33,19 +33,29 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_bridge.server import build_server, run_in_database_thread
 from memory.errors import SlowaveError
 from memory.services.tokens import Caller, bearer_of, caller_authenticate
+from slowave_site.api import status_for
+from slowave_site.host_policy import request_refusal
 from slowave_site.http_workers import http_workers
 
 Scope = dict[str, Any]
 
 
 def _security() -> TransportSecuritySettings:
-    # Tokenless loopback access makes DNS rebinding (a web page resolving its own name to
-    # 127.0.0.1) a real threat, so the Host header must name this machine.
-    hosts = {"127.0.0.1", "localhost", "[::1]", settings.SLOWAVE_HOST}
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=sorted(hosts | {f"{h}:*" for h in hosts}),
-        allowed_origins=sorted(f"http://{h}:*" for h in hosts),
+    # Host and Origin are checked before the SDK sees the request, by the rule REST shares
+    # (slowave_site.host_policy over settings.ALLOWED_HOSTS, whose patterns the SDK's list
+    # cannot express); a second, narrower list here could only disagree with it.
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def _refusal(scope: Scope, headers: dict[str, str]) -> SlowaveError | None:
+    server = scope.get("server")
+    return request_refusal(
+        method=scope["method"],
+        host=headers.get("host") or (server[0] if server else ""),
+        origin=headers.get("origin"),
+        content_type=headers.get("content-type"),
+        content_length=headers.get("content-length"),
+        chunked="transfer-encoding" in headers,
     )
 
 
@@ -106,6 +116,12 @@ class McpHttpApp:
             await _send_json(send, 503, {"ok": False, "error": error})
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        refused = _refusal(scope, headers)
+        if refused is not None:
+            await _send_json(
+                send, status_for(refused.code), {"ok": False, "error": refused.as_error()}
+            )
+            return
         client = scope.get("client")
         try:
             await run_in_database_thread(

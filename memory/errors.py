@@ -68,6 +68,27 @@ class StorageError(SlowaveError):
     retryable = False
 
 
+class HostNotAllowed(SlowaveError):
+    """The Host header names no host this server answers to (DNS-rebinding protection)."""
+
+    code = "host_not_allowed"
+    retryable = False
+
+
+class OriginNotAllowed(SlowaveError):
+    """A browser sent the request from a page on a host this server does not answer to."""
+
+    code = "origin_not_allowed"
+    retryable = False
+
+
+class UnsupportedMediaType(SlowaveError):
+    """A write whose body is not declared as JSON."""
+
+    code = "unsupported_media_type"
+    retryable = False
+
+
 def as_slowave_error(exc: BaseException) -> SlowaveError:
     """Map any exception raised below an edge to the error the edge reports."""
     if isinstance(exc, SlowaveError):

@@ -7,8 +7,10 @@ its field path; everything else is pydantic's own message prefixed by the dotted
 from __future__ import annotations
 
 import json
+import math
 import re
-from datetime import datetime
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -33,6 +35,7 @@ CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 SCOPE_MESSAGE = "scope must use nonblank kind:id form"
 CONTEXT_MAX_BYTES = 16 * 1024
 CONTEXT_MAX_DEPTH = 5
+JSON_MAX_DEPTH = 64  # any JSON text Slowave reads: bodies, import lines
 
 
 class RuleViolation(ValueError):
@@ -61,21 +64,98 @@ def check_scope(value: str) -> str:
     return value
 
 
-def _depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((_depth(v) for v in value), default=0)
-    return 0
+def json_problem(
+    value: Any, path: str, *, max_depth: int, finite: bool = True
+) -> tuple[str, str] | None:
+    """Why `value` cannot be stored as JSON, as (field, message), or None: containers nested
+    deeper than `max_depth`, or (when `finite`) a NaN or Infinity, which Python's and
+    pydantic's JSON parsers read from `NaN` and `1e999` although JSON (and the database's
+    JSON check) has no such number. `field` is `path`, or the top-level member when `path`
+    is "" (a whole body).
+
+    Iterative, and stops at `max_depth`: a value nested thousands deep, which a recursive walk
+    (json.dumps included) fails on, costs no more than a shallow one."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, keys = stack.pop()
+        if finite and isinstance(item, float) and not math.isfinite(item):
+            where = _path((path, *keys))
+            return _field(path, keys), f"{where} must be a finite number (not NaN or Infinity)"
+        if isinstance(item, dict):
+            children: Iterable[tuple[str | int, Any]] = item.items()
+        elif isinstance(item, list):
+            children = enumerate(item)
+        else:
+            continue
+        if len(keys) + 1 > max_depth:
+            field = _field(path, keys)
+            return field, f"{field or 'the body'} must nest at most {max_depth} levels deep"
+        stack.extend((child, (*keys, key)) for key, child in children)
+    return None
+
+
+def _field(path: str, keys: tuple[str | int, ...]) -> str:
+    if path or not keys or not isinstance(keys[0], str):
+        return path
+    return keys[0]
+
+
+class JsonTooDeep(ValueError):
+    """A JSON text nested deeper than JSON_MAX_DEPTH; `field` is the top-level member it is
+    under ("" for the whole text, then called `whole`), `message` says so."""
+
+    def __init__(self, field: str, whole: str) -> None:
+        self.field = field
+        self.message = f"{field or whole} must nest at most {JSON_MAX_DEPTH} levels deep"
+        super().__init__(self.message)
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_MEMBER_COLON = re.compile(r"\s*:")
+
+
+def _deep_member(text: str) -> str:
+    """The top-level member under which `text` nests past JSON_MAX_DEPTH ("" if none/array)."""
+    depth, member = 0, ""
+    for token in _JSON_TOKEN.finditer(text):
+        mark = token.group()
+        if mark in ("[", "{"):
+            depth += 1
+            if depth > JSON_MAX_DEPTH:
+                return member
+        elif mark in ("]", "}"):
+            depth -= 1
+        elif depth == 1 and _MEMBER_COLON.match(text, token.end()):
+            try:
+                member = str(json.loads(mark))
+            except ValueError:
+                member = ""
+    return ""
+
+
+def json_loads(text: str | bytes, *, whole: str = "the JSON") -> Any:
+    """`json.loads` that refuses nesting past JSON_MAX_DEPTH with JsonTooDeep: far more than
+    any valid body or record holds, and 5,000 levels would overflow the C parser's recursion
+    (RecursionError, not a ValueError). Invalid JSON raises json.JSONDecodeError as usual."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        decoded = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        raise JsonTooDeep(_deep_member(decoded), whole) from None
+    problem = json_problem(value, "", max_depth=JSON_MAX_DEPTH, finite=False)
+    if problem is not None:
+        raise JsonTooDeep(problem[0], whole)
+    return value
 
 
 def check_context(value: dict[str, Any] | None, path: str) -> dict[str, Any] | None:
     if value is None:
         return None
+    problem = json_problem(value, path, max_depth=CONTEXT_MAX_DEPTH)
+    if problem is not None:
+        raise RuleViolation(path, problem[1])
     if len(json.dumps(value, ensure_ascii=False).encode("utf-8")) > CONTEXT_MAX_BYTES:
         raise RuleViolation(path, f"{path} must serialise to at most 16 KiB")
-    if _depth(value) > CONTEXT_MAX_DEPTH:
-        raise RuleViolation(path, f"{path} must nest at most 5 levels deep")
     return value
 
 
@@ -93,6 +173,10 @@ def parse_timestamp(value: str, path: str) -> datetime:
         raise RuleViolation(path, f"{path} must be an RFC 3339 timestamp")
     if parsed.tzinfo is None:
         raise RuleViolation(path, f"{path} must include a UTC offset")
+    try:
+        parsed.astimezone(UTC)  # stored in UTC: 9999-12-31T23:59:59-14:00 is past year 9999
+    except OverflowError:
+        raise RuleViolation(path, f"{path} must fall within years 1 to 9999 in UTC") from None
     return parsed
 
 

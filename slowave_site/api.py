@@ -2,8 +2,10 @@
 
 Lives here: the status table (the only place an error code becomes an HTTP status), exception
 handlers that answer with the MCP envelope, the request-body and reply components of the
-routes, and a Swagger page whose assets come from ninja's own package (no CDN, works offline).
-Does not live here: routes (memory.api), auth decisions (memory.services.tokens).
+routes, a Swagger page whose assets come from ninja's own package (no CDN, works offline),
+and the not_found envelope for every `/api/` path no route takes.
+Does not live here: routes (memory.api), auth decisions (memory.services.tokens), the
+Host/Origin/Content-Type rule applied before any route (slowave_site.host_policy).
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import ninja
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
-from django.urls import path
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.urls import path, re_path
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
@@ -23,7 +25,7 @@ from ninja.openapi.docs import DocsBase
 from pydantic import BaseModel
 
 from memory.api import BODY_MODELS, REF_TEMPLATE, REPLY_MODELS, router
-from memory.errors import InvalidInput, SlowaveError, as_slowave_error
+from memory.errors import InvalidInput, NotFound, SlowaveError, as_slowave_error
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +33,11 @@ HTTP_STATUS: dict[str, int] = {
     "invalid_input": 400,
     "unauthorized": 401,
     "forbidden": 403,
+    "origin_not_allowed": 403,
     "not_found": 404,
     "incomplete_feedback": 409,
+    "unsupported_media_type": 415,
+    "host_not_allowed": 421,
     "storage_error": 500,
     "internal_error": 500,
     "storage_busy": 503,
@@ -84,11 +89,20 @@ class OfflineSwagger(DocsBase):
         return HttpResponse(html)
 
 
-def docs_asset(request: HttpRequest, name: str) -> FileResponse:
+def docs_asset(request: HttpRequest, name: str) -> HttpResponse | FileResponse:
     if name not in _DOC_ASSETS:
-        raise Http404(name)
+        return not_found(request)
     content_type, _ = mimetypes.guess_type(name)
     return FileResponse((_ASSETS / name).open("rb"), content_type=content_type)
+
+
+def not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """Any `/api/` path no route takes (an id with `%2F` in it included): the envelope, not
+    Django's HTML page."""
+    error = NotFound(
+        f"no route {request.method} {request.path[:200]}; the routes are listed at /api/docs"
+    )
+    return error_response(request, error)
 
 
 api = SlowaveAPI(
@@ -145,4 +159,10 @@ def _on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 api.add_router("", router)
 api.component_models = BODY_MODELS + REPLY_MODELS
 
-urlpatterns = [path("docs-assets/<str:name>", docs_asset, name="slowave-api-docs-asset")]
+urlpatterns = [
+    path("docs-assets/<str:name>", docs_asset, name="slowave-api-docs-asset"),
+    # Before ninja's own root view, whose 404 is an HTML page (ninja still reverses its URL).
+    path("", not_found, name="slowave-api-root"),
+]
+# Mounted under `api/` after the routes: whatever they leave.
+fallback_urlpatterns = [re_path(r"^(?P<rest>.*)$", not_found, name="slowave-api-not-found")]

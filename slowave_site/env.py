@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -123,3 +124,25 @@ def private_dir(name: str, path: Path) -> None:
     except OSError as exc:
         rule = f"needs a directory Slowave can create: {path} ({exc.strerror})"
         raise SettingError(name, rule) from None
+
+
+# A host name or pattern as Django's ALLOWED_HOSTS takes it: `name`, `.domain`, `*`, `[v6]`.
+_HOST_PATTERN = re.compile(r"\*|\.?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\]")
+
+
+def allowed_host_names(name: str) -> list[str]:
+    """A comma-separated list of host names (no scheme, port or path), lower-cased."""
+    hosts = [h.strip().lower() for h in env_str(name, "").split(",") if h.strip()]
+    for host in hosts:
+        if not _HOST_PATTERN.fullmatch(host):
+            rule = (
+                "must be comma-separated host names without scheme, port or path "
+                "(e.g. slowave.internal,.example.com)"
+            )
+            raise SettingError(name, rule, host)
+    return hosts
+
+
+def bracketed_host(host: str) -> str:
+    """`host` as a Host header carries it: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from slowave_site.env import (
     SettingError,
+    allowed_host_names,
+    bracketed_host,
     env_bool,
     env_choice,
     env_float,
@@ -59,7 +61,6 @@ def _postgres_database(url: str) -> dict[str, object]:
 
 SECRET_KEY = _secret_key()
 DEBUG = env_bool("SLOWAVE_DEBUG", False)
-ALLOWED_HOSTS = ["*"]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -74,6 +75,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "slowave_site.host_policy.host_policy_middleware",  # first: refuses foreign hosts
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -174,6 +176,13 @@ SLOWAVE_MIN_RELEVANCE = env_float("SLOWAVE_MIN_RELEVANCE", 0.35, minimum=0, maxi
 SLOWAVE_RELATIVE_MARGIN = env_float("SLOWAVE_RELATIVE_MARGIN", 0.12, minimum=0, maximum=1)
 SLOWAVE_HOST = env_str("SLOWAVE_HOST", "127.0.0.1")
 SLOWAVE_PORT = env_int("SLOWAVE_PORT", 8765, minimum=1, maximum=65535)
+# The names a request's Host (and a browser's Origin) may carry: loopback, SLOWAVE_HOST, and
+# SLOWAVE_ALLOWED_HOSTS (comma-separated, Django patterns: `.example.com`, `*` for any).
+# /api/ and /mcp refuse any other (slowave_site.host_policy): DNS-rebinding protection.
+SLOWAVE_ALLOWED_HOSTS = allowed_host_names("SLOWAVE_ALLOWED_HOSTS")
+ALLOWED_HOSTS = sorted(
+    {"localhost", "127.0.0.1", "[::1]", bracketed_host(SLOWAVE_HOST), *SLOWAVE_ALLOWED_HOSTS}
+)
 # Threads running agent calls over HTTP at once (MCP tool calls, /mcp token checks and the REST
 # verbs share them); stdio uses one.
 SLOWAVE_HTTP_WORKERS = env_int("SLOWAVE_HTTP_WORKERS", 4, minimum=1)
@@ -184,6 +193,8 @@ SLOWAVE_EMBEDDED_WORKER = env_bool("SLOWAVE_EMBEDDED_WORKER", True)
 SLOWAVE_TASKS_INLINE = env_bool("SLOWAVE_TASKS_INLINE", False)
 SLOWAVE_BACKUP_DIR = env_path("SLOWAVE_BACKUP_DIR", SLOWAVE_HOME / "backups")
 SLOWAVE_BACKUP_KEEP = env_int("SLOWAVE_BACKUP_KEEP", 7, minimum=1)
+# The largest file `slowave import` and `POST /api/import` (its `content`) accept, in bytes.
+SLOWAVE_IMPORT_MAX_BYTES = env_int("SLOWAVE_IMPORT_MAX_BYTES", 64 * 1024 * 1024, minimum=1)
 
 # Celery (spec §8.5): the filesystem transport keeps the default install free of Redis.
 SLOWAVE_BROKER_URL = env_str("SLOWAVE_BROKER_URL", "")

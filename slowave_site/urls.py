@@ -14,6 +14,7 @@ from django.views.decorators.cache import cache_control
 
 from memory.dashboard import dashboard_view
 from slowave_site.api import api
+from slowave_site.api import fallback_urlpatterns as api_fallback_urls
 from slowave_site.api import urlpatterns as api_extra_urls
 
 
@@ -29,5 +30,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include(api_extra_urls)),
     path("api/", api.urls),
+    path("api/", include(api_fallback_urls)),
     re_path(r"^{}(?P<path>.*)$".format(settings.STATIC_URL.lstrip("/")), _static),
 ]

@@ -8,7 +8,6 @@ as a `$ref` to a component that slowave_site/api.py adds from BODY_MODELS.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from django.conf import settings
@@ -21,10 +20,12 @@ from memory.schemas import (
     ActivateIn,
     CommitIn,
     FeedbackIn,
+    JsonTooDeep,
     RecallIn,
     RememberIn,
     RuleViolation,
     check_scope,
+    json_loads,
     parse_input,
 )
 
@@ -46,7 +47,9 @@ class ImportIn(BaseModel):
         "transcript", description="transcript: JSONL conversation lines; export: a Slowave export"
     )
     content: str = Field(
-        min_length=1, description="The JSONL file's text, one record per line (as in the file)."
+        min_length=1,
+        description="The JSONL file's text, one record per line (as in the file); at most "
+        "SLOWAVE_IMPORT_MAX_BYTES bytes in UTF-8, as `slowave import` takes.",
     )
     scope: str | None = Field(
         None, description="Target scope kind:id; required for transcripts, refused for exports."
@@ -98,17 +101,38 @@ def _invalid_body(message: str) -> InvalidInput:
     return InvalidInput(message, field_errors=[{"path": "", "message": message}])
 
 
-def parse_body(request: HttpRequest, model: type[BaseModel], *, empty_ok: bool = False) -> Any:
-    """The request's JSON body validated as `model`; an empty body is `{}` when `empty_ok`."""
-    try:
-        body = request.body
-    except RequestDataTooBig:
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        raise _invalid_body(f"request body is larger than {limit} bytes") from None
+def _read(request: HttpRequest, max_bytes: int | None, too_big: str) -> bytes:
+    if max_bytes is None:
+        try:
+            return request.body
+        except RequestDataTooBig:
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            raise _invalid_body(f"request body is larger than {limit} bytes") from None
+    body = request.read(max_bytes + 1)  # past Django's own cap, which is for the other routes
+    if len(body) > max_bytes:
+        raise _invalid_body(f"request body is larger than {max_bytes} bytes{too_big}")
+    return body
+
+
+def parse_body(
+    request: HttpRequest,
+    model: type[BaseModel],
+    *,
+    empty_ok: bool = False,
+    max_bytes: int | None = None,
+    too_big: str = "",
+) -> Any:
+    """The request's JSON body validated as `model`; an empty body is `{}` when `empty_ok`.
+
+    The body may be DATA_UPLOAD_MAX_MEMORY_SIZE bytes, or `max_bytes` (`too_big` then adds
+    why to the refusal)."""
+    body = _read(request, max_bytes, too_big)
     raw: Any = {}
     if body.strip() or not empty_ok:
         try:
-            raw = json.loads(body)
+            raw = json_loads(body, whole="the body")
+        except JsonTooDeep as exc:
+            raise InvalidInput.for_field_message(exc.field, exc.message) from None
         except (ValueError, UnicodeDecodeError):
             raise _invalid_body("request body must be a JSON object") from None
     return parse_input(model, raw)

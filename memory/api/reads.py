@@ -18,11 +18,11 @@ from ninja import Query, Router
 from memory.api import read_data
 from memory.api.read_data import ExplainFilters, MemoryFilters, ScopeFilters
 from memory.api.replies import (
+    HEALTH,
     READ,
     HealthReply,
     MemoriesReply,
     MemoryReply,
-    OkOut,
     ProcedureReply,
     ProceduresReply,
     RetrievalReply,
@@ -128,7 +128,7 @@ async def stats(request: HttpRequest, scope: str | None = None) -> dict[str, Any
 @router.get(
     "/health",
     auth=None,
-    response={200: OkOut},
+    response=HEALTH,
     openapi_extra=reply_doc(HealthReply),
     operation_id="memory_api_health",
 )

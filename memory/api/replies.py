@@ -40,6 +40,9 @@ class ErrorDetailOut(BaseModel):
         "storage_error",
         "storage_busy",
         "internal_error",
+        "host_not_allowed",
+        "origin_not_allowed",
+        "unsupported_media_type",
     ]
     message: str
     retryable: bool
@@ -54,15 +57,22 @@ class ErrorOut(BaseModel):
     error: ErrorDetailOut
 
 
+# Any route: a foreign Origin (403) or Host (421), slowave_site.host_policy.
+REFUSED = (403, 421)
+# Health reads nothing, so only the host policy can refuse it.
+HEALTH: dict[int, type[BaseModel]] = {200: OkOut, **dict.fromkeys(REFUSED, ErrorOut)}
+
+
 def _answers(*statuses: int) -> dict[int, type[BaseModel]]:
     """Declared responses: the envelope on 200, the error envelope on every listed status
     (500 internal_error and 503 storage_busy can come from any route that reads the store)."""
-    return {200: OkOut, **dict.fromkeys((*statuses, 500, 503), ErrorOut)}
+    return {200: OkOut, **dict.fromkeys(sorted({*statuses, *REFUSED, 500, 503}), ErrorOut)}
 
 
-VERB = _answers(400, 401, 404, 409)
+# Writes also answer 415 to a body that is not declared as JSON.
+VERB = _answers(400, 401, 404, 409, 415)
 READ = _answers(400, 401, 404)
-STAFF = _answers(400, 401, 403, 404)
+STAFF = _answers(400, 401, 403, 404, 415)
 
 
 def ok(data: Any) -> dict[str, Any]:

@@ -114,12 +114,20 @@ async def import_file(request: HttpRequest) -> dict[str, Any]:
 
 def _import(request: HttpRequest) -> dict[str, Any]:
     from memory.services.export_load import export_import
+    from memory.services.imports import import_limit, import_lines
     from memory.services.transcripts import transcripts_import
 
-    body: ImportIn = parse_body(request, ImportIn)
-    lines = body.content.splitlines()
+    # The body escapes the content as a JSON string: at most 6 bytes per byte of it (\u00XX).
+    limit = import_limit()
+    body: ImportIn = parse_body(
+        request,
+        ImportIn,
+        max_bytes=6 * limit + 64 * 1024,
+        too_big=f"; an import's content may be at most {limit} bytes (SLOWAVE_IMPORT_MAX_BYTES)",
+    )
     now = timezone.now()
     try:
+        lines = import_lines(data=body.content, source="content")
         with transaction.atomic():
             if body.format == "export":
                 return ok(export_import(lines=lines, now=now, remap=body.remap))

@@ -21,6 +21,7 @@ from django.db import IntegrityError, connection, models, transaction
 from memory import embeddings, lexical, passages
 from memory.errors import InvalidInput
 from memory.models import Cursor, Episode, Event, Exposure, Memory, Procedure, Prototype, Support
+from memory.schemas import JSON_MAX_DEPTH, JsonTooDeep, json_loads, json_problem
 from memory.services.export import CHILDREN, DERIVED, FORMAT, RECORD_MODELS, VERSION
 from memory.services.export_remap import remap_rows
 from memory.vectors import get_index
@@ -105,9 +106,14 @@ def export_parse(*, lines: Iterable[str]) -> dict[type[models.Model], list[model
         if not raw.strip():
             continue
         try:
-            data = json.loads(raw)
+            data = json_loads(raw)
+        except JsonTooDeep as exc:
+            raise InvalidInput(f"line {number}: {exc.message}") from None
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"line {number}: not valid JSON ({exc.msg})") from None
+        problem = json_problem(data, "", max_depth=JSON_MAX_DEPTH)  # NaN: no JSON column takes it
+        if problem is not None:
+            raise InvalidInput(f"line {number}: {problem[1]}")
         if not seen_header:
             _header(number, data)
             seen_header = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -24,6 +25,7 @@ from memory.services.sessions import (
 from memory.text import normalized_hash
 from memory.vectors import get_index
 
+logger = logging.getLogger(__name__)
 INITIAL_SALIENCE = 1.4
 CORROBORATION_COSINE = 0.90
 CORROBORATION_K = 5
@@ -83,6 +85,11 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
                 raise
             except Exception as exc:  # one item's runtime failure must not sink the batch
                 error = as_slowave_error(exc)
+                if error.code == "internal_error":
+                    # Its message sends the operator here: the traceback must be in the log.
+                    logger.error(
+                        "remember: item %d of session %s failed", index, session.id, exc_info=exc
+                    )
                 results.append(
                     {
                         "index": index,

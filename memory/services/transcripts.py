@@ -19,7 +19,17 @@ from pydantic import Field, ValidationError, field_validator
 from memory.errors import InvalidInput
 from memory.ids import new_session_id
 from memory.models import Event, Session
-from memory.schemas import RuleViolation, Strict, check_scope, parse_timestamp, validation_error
+from memory.schemas import (
+    JSON_MAX_DEPTH,
+    JsonTooDeep,
+    RuleViolation,
+    Strict,
+    check_scope,
+    json_loads,
+    json_problem,
+    parse_timestamp,
+    validation_error,
+)
 from memory.services.episodes import episodes_form
 from memory.services.scheduling import enqueue_consolidation
 
@@ -49,10 +59,13 @@ class TranscriptLine(Strict):
     @field_validator("metadata")
     @classmethod
     def _metadata(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if (
-            value is not None
-            and len(json.dumps(value, ensure_ascii=False).encode()) > METADATA_MAX_BYTES
-        ):
+        if value is None:
+            return None
+        # Stored in a JSON column, which takes no NaN or Infinity.
+        problem = json_problem(value, "metadata", max_depth=JSON_MAX_DEPTH)
+        if problem is not None:
+            raise RuleViolation("metadata", problem[1])
+        if len(json.dumps(value, ensure_ascii=False).encode()) > METADATA_MAX_BYTES:
             raise RuleViolation("metadata", "metadata must serialise to at most 4 KiB")
         return value
 
@@ -72,7 +85,12 @@ def transcript_parse(*, lines: Iterable[str]) -> TranscriptPlan:
         if not raw.strip():
             continue
         try:
-            data = json.loads(raw)
+            data = json_loads(raw)
+        except JsonTooDeep as exc:
+            raise InvalidInput(
+                f"line {number}: {exc.message}",
+                field_errors=[{"path": f"line {number}", "message": exc.message}],
+            ) from None
         except json.JSONDecodeError as exc:
             raise InvalidInput(
                 f"line {number}: not valid JSON ({exc.msg})",

@@ -155,8 +155,11 @@ def test_it_maps_each_error_code_to_one_http_status() -> None:
         "invalid_input": 400,
         "unauthorized": 401,
         "forbidden": 403,
+        "origin_not_allowed": 403,
         "not_found": 404,
         "incomplete_feedback": 409,
+        "unsupported_media_type": 415,
+        "host_not_allowed": 421,
         "internal_error": 500,
         "storage_busy": 503,
     }

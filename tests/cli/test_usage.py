@@ -99,6 +99,15 @@ BAD_SETTINGS = [
         "slowave: SLOWAVE_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL",
     ),
     (
+        {"SLOWAVE_ALLOWED_HOSTS": "slowave.internal,https://slowave.example.com"},
+        "slowave: SLOWAVE_ALLOWED_HOSTS must be comma-separated host names without scheme, port "
+        "or path (e.g. slowave.internal,.example.com) (got 'https://slowave.example.com')",
+    ),
+    (
+        {"SLOWAVE_IMPORT_MAX_BYTES": "0"},
+        "slowave: SLOWAVE_IMPORT_MAX_BYTES must be an integer, 1 or more (got '0')",
+    ),
+    (
         {"DATABASE_URL": "mysql://root:hunter2@127.0.0.1/slowave"},
         "slowave: DATABASE_URL must be a PostgreSQL URL like postgresql://user@host:5432/dbname "
         "(got scheme 'mysql')",

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from memory.management.commands._common import SlowaveCommand
 from memory.services.export_load import export_import
+from memory.services.imports import import_check_size, import_limit, import_lines
 from memory.services.transcripts import transcripts_import
 
 
@@ -22,7 +23,9 @@ class Command(SlowaveCommand):
     )
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("file", help="JSONL file ('-' for stdin)")
+        parser.add_argument(
+            "file", help="UTF-8 JSONL file ('-' for stdin), at most SLOWAVE_IMPORT_MAX_BYTES"
+        )
         parser.add_argument("--scope", help="target scope for transcripts (kind:id)")
         parser.add_argument("--format", choices=["transcript", "export"], default="transcript")
         parser.add_argument("--dry-run", action="store_true", help="validate and report only")
@@ -42,11 +45,17 @@ class Command(SlowaveCommand):
         if name == "-":
             import sys
 
-            return sys.stdin.read().splitlines()
+            # One byte past the limit is enough to refuse, without reading all of a huge pipe.
+            return import_lines(data=sys.stdin.buffer.read(import_limit() + 1), source="stdin")
         path = Path(name)
         if not path.is_file():
             raise CommandError(f"no such file: {name}")
-        return path.read_text(encoding="utf-8").splitlines()
+        try:
+            import_check_size(size=path.stat().st_size, source=name)
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CommandError(f"cannot read {name}: {exc.strerror}") from None
+        return import_lines(data=data, source=name)
 
     def handle(self, *args: Any, **options: Any) -> None:
         lines = self._lines(options["file"])
