@@ -41,6 +41,7 @@ from mcp_bridge.frames import Rejection, StdinFrames, claimed_stdin
 from mcp_bridge.tools import TOOLS
 from memory.errors import InvalidInput, SlowaveError, as_slowave_error
 from memory.schemas import parse_input
+from slowave_site.http_workers import admitted
 
 logger = logging.getLogger(__name__)
 
@@ -168,9 +169,11 @@ async def _call_tool(
     state: BridgeState = ctx.lifespan_context
     await state.ready.wait()
     try:
-        envelope = await run_in_database_thread(
-            state.executor, execute_tool, params.name, raw, _client_of(ctx)
-        )
+        # Over HTTP a long call waits for a heavy lane, so a thread stays for short ones.
+        async with admitted(size=len(json.dumps(raw, ensure_ascii=False))):
+            envelope = await run_in_database_thread(
+                state.executor, execute_tool, params.name, raw, _client_of(ctx)
+            )
     except Exception as exc:  # the thread hop itself failed; still answer with an envelope
         envelope = error_envelope(exc, params.name)
     return _result(envelope)

@@ -45,7 +45,20 @@ def stem(token: str) -> str:
     return token
 
 
-@lru_cache(maxsize=65_536)
+# The longest memory (memory.schemas); a longer text (a whole cue, rendering an excerpt) is
+# seen once, and 65,536 of them kept would be gigabytes.
+CACHED_STEMS_CHARS = 8_000
+
+
 def stems(text: str) -> frozenset[str]:
     """Stemmed token set; cached because ranking sees the same memories query after query."""
+    if len(text) > CACHED_STEMS_CHARS:
+        return _stems(text)
+    return _cached_stems(text)
+
+
+def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in tokens(text))
+
+
+_cached_stems = lru_cache(maxsize=65_536)(_stems)

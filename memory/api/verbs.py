@@ -2,13 +2,15 @@
 
 The views are async only to hand their work (token check, body parsing, the service) to the
 HTTP worker pool that MCP tool calls use (slowave_site.http_workers): as sync views, Django
-would run each request in a thread of its own, however many arrive at once.
+would run each request in a thread of its own, however many arrive at once. A long body waits
+for a heavy lane first, as a long MCP tool call does.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -28,7 +30,7 @@ from memory.api.replies import (
     reply_doc,
 )
 from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn
-from slowave_site.http_workers import run_in_http_worker
+from slowave_site.http_workers import admitted, run_in_http_worker
 
 router = Router(auth=AgentAuth())
 
@@ -44,7 +46,15 @@ def _run(
 async def _call(
     service_path: str, request: HttpRequest, model: type[BaseModel], **kwargs: Any
 ) -> dict[str, Any]:
-    return await run_in_http_worker(_run, service_path, request, model, **kwargs)
+    async with admitted(size=_size(request)):
+        return await run_in_http_worker(_run, service_path, request, model, **kwargs)
+
+
+def _size(request: HttpRequest) -> int:
+    try:
+        return len(request.body)
+    except RequestDataTooBig:
+        return 0  # refused by parse_body, at no cost
 
 
 @router.post(

@@ -33,7 +33,7 @@ from memory.retrieval.candidates import (
 )
 from memory.retrieval.context import add_context
 from memory.retrieval.cosines import Cosines, memory_cosines
-from memory.retrieval.facets import split_facets
+from memory.retrieval.facets import HEAVY_CUE_CHARS, split_facets, working_cue
 from memory.retrieval.policy import RankingPolicy, active
 from memory.retrieval.scope_facts import scope_facts
 from memory.retrieval.scored import Cue, Scored
@@ -69,6 +69,7 @@ def rank(
     *, scope: str, cue: str, kind: str, now: datetime, policy: RankingPolicy | None = None
 ) -> Ranking:
     policy = policy or active()
+    cue, cut = working_cue(cue)
     facets, truncated = split_facets(cue)
     prepared = _prepare(scope, cue, facets, now, policy)
     memories, capped = _rank_memories(prepared, policy, now, with_context=kind == "recall")
@@ -77,7 +78,7 @@ def rank(
     memories = ordering.order(memories, prepared.named, policy)
     ranking = Ranking(
         facets=facets,
-        truncated=truncated or capped,
+        truncated=truncated or capped or cut,
         lexical_only=prepared.vectors is None,
         memories=memories,
         procedures=_rank_procedures(prepared, policy, now),
@@ -95,7 +96,7 @@ def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: Ran
     idf_of = {term: idf(facts.eligible, df) for term, df in frequencies.items()}
     words = frozenset(tokens(cue))
     named = speakers.scope_speakers(scope, facts, policy.speakers) & words
-    vectors, rank_vectors = _encode(facets, named)
+    vectors, rank_vectors = _encode(facets, named, yielding=len(cue) > HEAVY_CUE_CHARS)
     return Cue(
         scope=scope,
         facets=facets,
@@ -109,14 +110,15 @@ def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: Ran
 
 
 def _encode(
-    facets: list[str], names: frozenset[str]
+    facets: list[str], names: frozenset[str], *, yielding: bool
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Facet vectors, and the vectors that order items when the cue names a speaker."""
+    """Facet vectors, and the vectors that order items when the cue names a speaker;
+    `yielding` for a heavy cue (embeddings.encode)."""
     nameless = [speakers.without_speakers(f, names) for f in facets]
     if nameless == facets:
-        vectors = embeddings.encode(facets)
+        vectors = embeddings.encode(facets, yielding=yielding)
         return vectors, vectors
-    both = embeddings.encode(facets + nameless)
+    both = embeddings.encode(facets + nameless, yielding=yielding)
     if both is None:
         return None, None
     return both[: len(facets)], both[len(facets) :]

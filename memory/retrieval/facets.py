@@ -1,4 +1,4 @@
-"""The retrieval cue and its facets (spec §7.1)."""
+"""The retrieval cue and its facets (spec §7.1), and how much of a long cue retrieval reads."""
 
 from __future__ import annotations
 
@@ -9,6 +9,14 @@ from memory.text import tokens
 
 MAX_FACETS = 32
 MIN_FACET_TOKENS = 3
+# A cue up to HEAVY_CUE_CHARS is ranked as it always was. A longer one (a pasted document as
+# the task) is heavy: its facets are embedded in small batches that let a short call's embedding
+# go first (memory.embeddings), and retrieval reads only its first WORKING_CUE_CHARS. The
+# fields' limits (memory.schemas, spec §14) stay the hard bound on what a call may send; past
+# the first 32 facets and the model's 256 tokens a text, the rest of a long cue only added query
+# terms, each one more index lookup and a longer coverage sum for every candidate.
+HEAVY_CUE_CHARS = 2_000
+WORKING_CUE_CHARS = 8_000
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\(?\d+[.)]|\(?[a-z][.)])\s+", re.IGNORECASE)
 _INLINE_LIST = re.compile(r"\s(?=\(?\d+[.)]\s)")
 
@@ -32,6 +40,16 @@ def flatten_context(context: dict[str, Any] | None) -> str:
 
 def build_cue(*parts: str | None) -> str:
     return "\n".join(p.strip() for p in parts if p and p.strip())
+
+
+def working_cue(cue: str) -> tuple[str, bool]:
+    """The part of a cue retrieval reads, and whether anything was left out: the first
+    WORKING_CUE_CHARS characters, cut at a space or line break so no word is halved."""
+    if len(cue) <= WORKING_CUE_CHARS:
+        return cue, False
+    head = cue[:WORKING_CUE_CHARS]
+    space = max(head.rfind(" "), head.rfind("\n"))
+    return (head[:space] if space > WORKING_CUE_CHARS // 2 else head).strip(), True
 
 
 def split_facets(cue: str) -> tuple[list[str], bool]:

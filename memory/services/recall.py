@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -10,7 +11,7 @@ from django.db import transaction
 from memory.errors import InvalidInput
 from memory.models import Cursor, Event, Session
 from memory.retrieval.facets import build_cue, flatten_context
-from memory.schemas import RecallIn
+from memory.schemas import CONTEXT_MAX_BYTES, RecallIn
 from memory.services.activate import LEXICAL_ONLY
 from memory.services.retrieval import retrieval_page, retrieval_prepare, retrieval_publish
 from memory.services.sessions import (
@@ -32,13 +33,27 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _merged_context(base: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
+    """The session's context with a recall's merged in, held to the limit of one task_context:
+    it is part of every later cue of the session, so it must not grow call by call."""
+    merged = _merge(base, extra or {})
+    if extra and len(json.dumps(merged, ensure_ascii=False).encode("utf-8")) > CONTEXT_MAX_BYTES:
+        raise InvalidInput.for_field_message(
+            "task_context",
+            "task_context merged into the session's context must serialise to at most "
+            f"{CONTEXT_MAX_BYTES // 1024} KiB; send fewer or shorter keys, or start a new "
+            "session with slowave_activate",
+        )
+    return merged
+
+
 def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
     if data.continue_from is not None:
         session_reap_if_idle(session_id=data.session_id, now=now)
         return _continue(data=data, now=now)
     # Rank before the write transaction: the query embedding and ranking hold no lock.
     session = session_for_call(session_id=data.session_id, scope=data.scope, now=now)
-    context = _merge(session.task_context, data.task_context or {})
+    context = _merged_context(session.task_context, data.task_context)
     cue = build_cue(data.query, data.semantic_context, flatten_context(context))
     prepared = retrieval_prepare(
         scope=session.scope, kind="recall", cue=cue, evidence_mode=data.evidence, now=now
@@ -47,7 +62,7 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
         session_claim(session_id=data.session_id, scope=data.scope, now=now)
         if data.task_context:
             session = Session.objects.get(pk=session.pk)
-            session.task_context = _merge(session.task_context, data.task_context)
+            session.task_context = _merged_context(session.task_context, data.task_context)
             Session.objects.filter(pk=session.pk).update(task_context=session.task_context)
         event_append(
             session=session, kind=Event.Kind.RECALL_QUERY, content=data.query or "", now=now
