@@ -185,7 +185,10 @@ Scope = Annotated[str, Field(description="Memory scope as kind:id, e.g. project:
 
 class ActivateIn(Strict):
     task: str = Field(
-        min_length=1, max_length=20_000, description="The task, verbatim: the main retrieval cue."
+        min_length=1,
+        max_length=20_000,
+        description="The task, verbatim: the main retrieval cue (of a longer cue, retrieval "
+        "reads the first 8,000 characters).",
     )
     initial_goal: str = Field(
         min_length=1, max_length=2_000, description="What done looks like for this task."
