@@ -7,6 +7,11 @@ import re
 import secrets
 
 MEMORY_ID_RE = re.compile(r"^sch_([0-9]+)$")
+# Primary keys are signed 64-bit integers, at most 19 digits. A longer number names no row, as
+# any number past the range does (Django's lookups find nothing for it), and is not converted:
+# int() refuses strings of more than 4,300 digits with a ValueError.
+PK_DIGITS_MAX = 19
+PAST_ANY_PK = 2**63
 
 
 def new_session_id() -> str:
@@ -42,7 +47,10 @@ def procedure_index_key(session_id: str) -> int:
 
 def memory_pk(public_id: str) -> int | None:
     match = MEMORY_ID_RE.match(public_id or "")
-    return int(match.group(1)) if match else None
+    if match is None:
+        return None
+    digits = match.group(1).lstrip("0") or "0"
+    return int(digits) if len(digits) <= PK_DIGITS_MAX else PAST_ANY_PK
 
 
 def memory_ref(pk: int) -> str:

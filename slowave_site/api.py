@@ -3,21 +3,26 @@
 Lives here: the status table (the only place an error code becomes an HTTP status), exception
 handlers that answer with the MCP envelope, the request-body and reply components of the
 routes, a Swagger page whose assets come from ninja's own package (no CDN, works offline),
-and the not_found envelope for every `/api/` path no route takes.
+the not_found envelope for every `/api/` path no route takes, and the envelope for a method
+a route does not take (ninja's own 405 is plain text).
 Does not live here: routes (memory.api), auth decisions (memory.services.tokens), the
 Host/Origin/Content-Type rule applied before any route (slowave_site.host_policy).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import mimetypes
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import ninja
+from asgiref.sync import iscoroutinefunction
 from django.http import FileResponse, HttpRequest, HttpResponse
-from django.urls import path, re_path
+from django.urls import URLPattern, URLResolver, path, re_path
+from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
@@ -43,6 +48,7 @@ HTTP_STATUS: dict[str, int] = {
     "storage_busy": 503,
 }
 
+JSON = "application/json"
 _ASSETS = Path(ninja.__file__).parent / "static" / "ninja"
 _DOC_ASSETS = {"swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-init.js", "favicon.png"}
 
@@ -71,6 +77,45 @@ class SlowaveAPI(NinjaAPI):
             components[model.__name__] = component
         return schema
 
+    def _get_urls(self) -> list[URLResolver | URLPattern]:
+        urls = super()._get_urls()
+        for url in urls:
+            if isinstance(url, URLPattern):
+                url.callback = _method_enveloped(url.callback)
+        return urls
+
+
+def _method_enveloped(view: Callable[..., Any]) -> Callable[..., Any]:
+    """`view`, answering a method its path does not take with the envelope (405, Allow kept)
+    instead of ninja's plain-text `Method not allowed`."""
+
+    def enveloped(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if response.status_code != 405 or response.get("Content-Type", "").startswith(JSON):
+            return response
+        allowed = response.get("Allow", "")
+        error = InvalidInput(
+            f"method {request.method} is not allowed on {request.path[:200]}; it takes {allowed}"
+        )
+        replaced = api.create_response(
+            request, {"ok": False, "error": error.as_error()}, status=405
+        )
+        replaced["Allow"] = allowed
+        return replaced
+
+    if iscoroutinefunction(view):
+
+        @functools.wraps(view)  # keeps ninja's csrf_exempt mark
+        async def async_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            return enveloped(request, await view(request, *args, **kwargs))
+
+        return async_view
+
+    @functools.wraps(view)
+    def sync_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return enveloped(request, view(request, *args, **kwargs))
+
+    return sync_view
+
 
 class OfflineSwagger(DocsBase):
     """ninja's Swagger page with its bundled assets served by `docs_asset` below."""
@@ -96,6 +141,7 @@ def docs_asset(request: HttpRequest, name: str) -> HttpResponse | FileResponse:
     return FileResponse((_ASSETS / name).open("rb"), content_type=content_type)
 
 
+@csrf_exempt  # as ninja's routes are: a POST here must get this envelope, not CSRF's HTML 403
 def not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
     """Any `/api/` path no route takes (an id with `%2F` in it included): the envelope, not
     Django's HTML page."""

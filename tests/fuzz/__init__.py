@@ -1,0 +1,5 @@
+"""Fuzzing every surface (issue 16): hostile values (values.py), tool calls built from them
+(bodies.py), the wire and JSON-RPC frames (wire.py), real ids to aim at (seed.py), and what
+every reply and the store must be afterwards (checks.py). The tests are
+tests/api/test_fuzz_surfaces.py (REST and MCP over HTTP) and tests/mcp_bridge/test_fuzz_stdio.py
+(MCP over stdio)."""
