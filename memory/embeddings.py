@@ -1,8 +1,10 @@
 """Embedders: the bundled all-MiniLM-L6-v2 (production) and a feature-hashing one (unit tests).
 
-The model is loaded lazily, once per process, behind a lock; nothing is ever downloaded. No
-vector either embedder returns has norm zero (or holds NaN): sqlite-vec answers a NULL cosine
-for a zero vector, and one such row in a scope broke every later search in it.
+The model serves through ONNX Runtime by default (`memory.embedders`: its export and serving);
+the torch (sentence-transformers) embedder here is the fallback and `SLOWAVE_EMBEDDER=
+sentence-transformers`. The model is loaded lazily, once per process, behind a lock; nothing is
+ever downloaded. No vector any embedder returns has norm zero (or holds NaN): sqlite-vec
+answers a NULL cosine for a zero vector, and one such row in a scope broke every later search.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import logging
-import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,7 +32,8 @@ log = logging.getLogger(__name__)
 
 
 class Embedder(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def encode(self, texts: list[str], *, yielding: bool = False) -> np.ndarray: ...
 
@@ -100,8 +102,9 @@ class SentenceTransformerEmbedder:
     def _load(self):
         with self._lock:
             if self._model is None and self._failed is None:
-                os.environ["HF_HUB_OFFLINE"] = "1"
-                os.environ["TRANSFORMERS_OFFLINE"] = "1"
+                from memory.embedders.offline import stay_offline
+
+                stay_offline()  # sentence-transformers may import onnxruntime too
                 try:
                     from sentence_transformers import SentenceTransformer
 
@@ -187,10 +190,20 @@ def get_embedder() -> Embedder:
     global _embedder
     with _embedder_lock:
         if _embedder is None:
-            if settings.SLOWAVE_EMBEDDER == "hash":
+            mode = settings.SLOWAVE_EMBEDDER
+            if mode == "hash":
                 _embedder = HashEmbedder()
-            else:
+            elif mode == "sentence-transformers":
                 _embedder = SentenceTransformerEmbedder(settings.SLOWAVE_EMBEDDING_MODEL)
+            else:
+                from memory.embedders.serving import ServingEmbedder
+
+                _embedder = ServingEmbedder(
+                    source=settings.SLOWAVE_EMBEDDING_MODEL,
+                    model_dir=settings.SLOWAVE_MODEL_DIR,
+                    quantized=mode == "onnx-int8",
+                    threads=settings.SLOWAVE_EMBEDDER_THREADS,
+                )
         return _embedder
 
 

@@ -156,10 +156,16 @@ SLOWAVE_REAPER_POLL_SECONDS = env_float("SLOWAVE_REAPER_POLL_SECONDS", 120.0, mi
 SLOWAVE_CONSOLIDATE_INTERVAL = env_int("SLOWAVE_CONSOLIDATE_INTERVAL", 300, minimum=1)
 SLOWAVE_DECAY_IDLE_DAYS = env_float("SLOWAVE_DECAY_IDLE_DAYS", 30.0, minimum=0)
 SLOWAVE_DECAY_HALF_LIFE_DAYS = env_float("SLOWAVE_DECAY_HALF_LIFE_DAYS", 90.0)
+# onnx: the model's ONNX export through ONNX Runtime (torch only for the export, once); onnx-int8:
+# its int8 weights; sentence-transformers: torch, as before the export; hash: unit tests only.
 SLOWAVE_EMBEDDER = env_choice(
-    "SLOWAVE_EMBEDDER", "sentence-transformers", ("sentence-transformers", "hash")
+    "SLOWAVE_EMBEDDER", "onnx", ("onnx", "onnx-int8", "sentence-transformers", "hash")
 )
 SLOWAVE_EMBEDDING_MODEL = env_str("SLOWAVE_EMBEDDING_MODEL", "")
+# Where the ONNX export lives; every home may share one (it depends only on the model).
+SLOWAVE_MODEL_DIR = env_path("SLOWAVE_MODEL_DIR", SLOWAVE_HOME / "models")
+# ONNX Runtime threads per encode; 0: the usable cores, at most 4.
+SLOWAVE_EMBEDDER_THREADS = env_int("SLOWAVE_EMBEDDER_THREADS", 0, minimum=0, maximum=64)
 SLOWAVE_VECTOR_BACKEND = env_choice(
     "SLOWAVE_VECTOR_BACKEND", "auto", ("auto", "sqlite-vec", "numpy", "pgvector")
 )

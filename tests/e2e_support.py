@@ -43,8 +43,16 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Variables worth passing on; SLOWAVE_* and DATABASE_URL are deliberately NOT inherited, so a
-# developer's own settings can never point a test server at a real database.
-PASSTHROUGH_ENV = ("PYTHONPATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONDONTWRITEBYTECODE")
+# developer's own settings can never point a test server at a real database. SLOWAVE_MODEL_DIR
+# names no memory: the session's one ONNX export (tests/conftest.py).
+PASSTHROUGH_ENV = (
+    "PYTHONPATH",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "PYTHONDONTWRITEBYTECODE",
+    "SLOWAVE_MODEL_DIR",
+)
 DEFAULT_TIMEOUT = 120.0  # per request: the first embedding call loads the model
 
 
@@ -253,6 +261,13 @@ def _child_pid(marker: str) -> int:
 def _cpu_seconds(pid: int) -> float:
     fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def mapped_files(pid: int) -> set[str]:
+    """Every file the process has mapped (/proc/PID/maps): which native libraries it loaded,
+    torch's libtorch_cpu.so and onnxruntime's among them."""
+    lines = (Path("/proc") / str(pid) / "maps").read_text().splitlines()
+    return {line.split(maxsplit=5)[5] for line in lines if len(line.split(maxsplit=5)) == 6}
 
 
 def _is_alive(pid: int) -> bool:

@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
+
 import memory
 
 REPO_ROOT = Path(memory.__file__).resolve().parent.parent
@@ -65,6 +67,8 @@ def server_env(home: Path, *, embedder: str, database_url: str | None, worker: b
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env.update(
         SLOWAVE_HOME=str(home),
+        # The caller's ONNX export (it names no memory): the server makes none of its own.
+        SLOWAVE_MODEL_DIR=str(settings.SLOWAVE_MODEL_DIR),
         SLOWAVE_EMBEDDER=embedder,
         SLOWAVE_EMBEDDED_WORKER="true" if worker else "false",
     )

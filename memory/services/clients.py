@@ -36,6 +36,8 @@ def client_config(*, client: str, identity: str | None = None) -> dict[str, Any]
     env = {
         "SLOWAVE_CLIENT_IDENTITY": identity or socket.gethostname(),
         "SLOWAVE_DB_PATH": str(settings.SLOWAVE_DB_PATH),
+        # The export `slowave setup` makes: the server finds it whatever its SLOWAVE_HOME.
+        "SLOWAVE_MODEL_DIR": str(settings.SLOWAVE_MODEL_DIR),
     }
     server = {"command": command, "args": args, "env": env}
     if client == "claude-code":

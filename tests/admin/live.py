@@ -43,7 +43,7 @@ def live_server(home: Path, ready: str = "/admin/login/", **env: str) -> Iterato
     """`slowave up --no-worker` on a free loopback port with the real embedding model (plus
     `env`); yields its base URL once `ready` answers, and stops it afterwards."""
     port = free_port()
-    server_env = cli_env(home, SLOWAVE_EMBEDDER="sentence-transformers") | env
+    server_env = cli_env(home, SLOWAVE_EMBEDDER="onnx") | env
     log = (home / "up.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-c", ENTRY, "up", "--port", str(port), "--no-worker"],

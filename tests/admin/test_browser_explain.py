@@ -35,7 +35,7 @@ def _seed(home: Path) -> dict[str, Any]:
         "import json; from tests.cli.seeding import seed_paged_recall; "
         f"print(json.dumps(seed_paged_recall({SCOPE!r})))"
     )
-    env = cli_env(home, SLOWAVE_EMBEDDER="sentence-transformers")
+    env = cli_env(home, SLOWAVE_EMBEDDER="onnx")
     return json.loads(run_python(home, code, env=env, timeout=300).strip().splitlines()[-1])
 
 

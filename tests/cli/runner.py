@@ -13,7 +13,8 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENTRY = "import sys; from slowave_site.cli import main; main(sys.argv[1:])"
 # SLOWAVE_* and DATABASE_URL are never inherited: a developer's settings must not leak in.
-PASSTHROUGH = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONDONTWRITEBYTECODE")
+# SLOWAVE_MODEL_DIR names no memory: the session's one ONNX export (tests/conftest.py).
+PASSTHROUGH = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "SLOWAVE_MODEL_DIR")
 
 
 @dataclass

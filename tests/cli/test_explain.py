@@ -17,7 +17,7 @@ SIGNALS = ("topical", "coverage", "rrf")
 
 def _env(home: Path) -> dict[str, str]:
     # Wide enough that rich keeps each item's contributions on one or two lines.
-    return cli_env(home, SLOWAVE_EMBEDDER="sentence-transformers", COLUMNS="200")
+    return cli_env(home, SLOWAVE_EMBEDDER="onnx", COLUMNS="200")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,9 @@ import pytest
 from django.db import connection
 
 from memory import embeddings
-from memory.embeddings import FALLBACK, HashEmbedder, SentenceTransformerEmbedder
+from memory.embedders.onnx_runtime import OnnxEmbedder
+from memory.embedders.serving import ServingEmbedder
+from memory.embeddings import FALLBACK, Embedder, HashEmbedder, SentenceTransformerEmbedder
 from memory.vectors.numpy_index import NumpyIndex
 from memory.vectors.sqlite_vec import SqliteVecIndex
 
@@ -34,10 +36,14 @@ def vec_rows():
         )
 
 
-@pytest.fixture(scope="module")
-def model() -> SentenceTransformerEmbedder:
+@pytest.fixture(scope="module", params=["onnx", "torch"])
+def model(request) -> Embedder:
+    """The default (ONNX) embedder, and torch: what serves when no export can be had."""
+    if request.param == "torch":
+        return SentenceTransformerEmbedder()
     embedder = embeddings.get_embedder()
-    assert isinstance(embedder, SentenceTransformerEmbedder)  # the tests' default
+    assert isinstance(embedder, ServingEmbedder)  # the tests' default
+    assert isinstance(embedder.serving, OnnxEmbedder)
     return embedder
 
 

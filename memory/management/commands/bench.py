@@ -13,6 +13,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 from rich.console import Console
 
+EMBEDDERS = ["onnx", "onnx-int8", "sentence-transformers", "hash"]
+
 
 class Command(BaseCommand):
     help = (
@@ -54,7 +56,7 @@ class Command(BaseCommand):
         scale.add_argument("--memories", type=int, required=True)
         scale.add_argument("--scopes", type=int, default=10)
         scale.add_argument("--queries", type=int, default=200)
-        scale.add_argument("--embedder", choices=["sentence-transformers", "hash"])
+        scale.add_argument("--embedder", choices=EMBEDDERS)
         scale.add_argument(
             "--vector-backend",
             choices=["sqlite-vec", "numpy"],
@@ -71,9 +73,7 @@ class Command(BaseCommand):
         load = sub.add_parser("load", help="concurrent agents' full cycles over MCP HTTP")
         load.add_argument("--agents", default="1,4,16", help="agent counts, one phase each")
         load.add_argument("--cycles", type=int, default=64, help="cycles per phase, shared out")
-        load.add_argument(
-            "--embedder", choices=["sentence-transformers", "hash"], default="sentence-transformers"
-        )
+        load.add_argument("--embedder", choices=EMBEDDERS, default="sentence-transformers")
         load.add_argument("--database-url", help="DATABASE_URL for the server (e.g. PostgreSQL)")
         load.add_argument("--worker", action="store_true", help="run the embedded worker too")
         load.add_argument("--out", help="write the JSON report here")

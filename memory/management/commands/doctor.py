@@ -14,15 +14,17 @@ MARKS = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]"
 
 class Command(SlowaveCommand):
     help = (
-        "Check Python, dependencies, the offline model, SQLite + sqlite-vec, FTS5, WAL, "
-        "migrations, paths and the broker."
+        "Check Python, dependencies, SQLite + sqlite-vec, FTS5, WAL, migrations, paths, the "
+        "broker, which embedder serves, the ONNX export and the offline model."
     )
     requires_system_checks: list[str] = []  # doctor must run even when checks would fail
     requires_migrations_checks = False
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument(
-            "--skip-model", action="store_true", help="do not load the embedding model (faster)"
+            "--skip-model",
+            action="store_true",
+            help="do not load the embedding model (faster; the export is still checked)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -60,6 +60,11 @@ class Command(BaseCommand):
         import uvicorn
 
         call_command("migrate", verbosity=0)
+        # The model loads beside the server, not inside the first request; on the first start
+        # of an installation that includes making the ONNX export (in a child process).
+        from memory.embeddings import warm_up_in_background
+
+        warm_up_in_background()
         host, port = options["host"], options["port"]
         worker = None
         if settings.SLOWAVE_EMBEDDED_WORKER and not options["no_worker"]:
