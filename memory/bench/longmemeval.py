@@ -104,6 +104,7 @@ def run_slowave(
 ) -> tuple[list[LmeResult], dict[str, Any]]:
     """Ingest (or reuse a kept store), then ask every question under ``ranking``."""
     from memory.bench import longmemeval_slowave as side
+    from memory.bench.slowave import isolate_scopes
 
     spec = _slowave_spec(path, selected, roles, consolidate)
     by_id = {q.question_id: q for q in selected}
@@ -125,6 +126,7 @@ def run_slowave(
         info["ingest_reused"] = "ingest_seconds" not in info
         start = time.perf_counter()
         results = []
+        info["isolated_memories"] = isolate_scopes()
         with overrides.installed(ranking):
             for n, question in enumerate(selected, 1):
                 if n % 10 == 1:

@@ -233,6 +233,18 @@ def consolidate_scope(scope: str, now: datetime | None = None) -> None:
     passes_run(specs=CONSOLIDATION_PASSES, scope=scope, triggered_by="cli", now=now)
 
 
+def isolate_scopes() -> int:
+    """Hold every bench scope at generalization stage 0; the number of memories lowered.
+
+    Each LoCoMo conversation and each LongMemEval question is its own user's history, but the
+    bench keeps them in one database, where text shared between haystacks (LongMemEval's filler
+    sessions recur across questions) corroborates across scopes and promotion (spec §7.4) would
+    let one question's haystack into another's: 29 % of the items LongMemEval-S dev showed came
+    from other questions. The baselines search one haystack each; so does Slowave once no stage
+    is above 0 (stage_visible gates candidates and associated neighbours alike)."""
+    return Memory.objects.filter(generalization_stage__gt=0).update(generalization_stage=0)
+
+
 def scope_for(sample: Sample) -> str:
     return f"project:locomo-{sample.sample_id}"
 
@@ -251,6 +263,7 @@ def ingest_sample(
 
 def ask_sample(sample: Sample, behind: Mapping[str, Sequence[str]]) -> list[QuestionResult]:
     scope = scope_for(sample)
+    isolate_scopes()
     results = []
     for question in sample.questions:
         items, timings = ask(question.question, scope, behind)

@@ -180,3 +180,44 @@ def test_it_finds_the_evidence_turns_first_with_the_real_model(
     assert overall["session_recall_all@5"] == 1.0 and overall["session_ndcg@5"] == 1.0
     assert overall["turn_recall_all@10"] == 1.0
     assert report["config"]["embedder"] == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def _question(qid: str, question: str, evidence: str, filler: str | None) -> dict:
+    sessions = [[{"role": "user", "content": evidence, "has_answer": True}]]
+    ids, dates = [f"{qid}-evidence"], ["2023/05/01 (Mon) 09:00"]
+    if filler is not None:  # the same session text recurs in other questions' haystacks
+        sessions.append([{"role": "user", "content": filler}])
+        ids.append(f"{qid}-filler")
+        dates.append("2023/05/02 (Tue) 09:00")
+    return {
+        "question_id": qid,
+        "question_type": "single-session-user",
+        "question": question,
+        "answer": "-",
+        "question_date": "2023/06/01 (Thu) 10:00",
+        "haystack_session_ids": ids,
+        "haystack_dates": dates,
+        "haystack_sessions": sessions,
+        "answer_session_ids": [f"{qid}-evidence"],
+    }
+
+
+def test_it_keeps_each_question_to_its_own_haystack(
+    tmp_path: Path, hash_embedder: None, django_db_blocker
+):
+    """Text shared by other questions' haystacks corroborates across their scopes and is
+    promoted (spec 7.4); a question whose haystack never held it must still not see it."""
+    filler = "Which puppy breed suits a small flat, and which puppy food brands are best?"
+    payload = [
+        _question("q-puppy", "What breed is my new puppy?", "My new puppy is a corgi.", None),
+        _question("q-bike", "What bike did I buy?", "I bought a blue road bike.", filler),
+        _question("q-tent", "What tent did I buy?", "I bought a two-person tent.", filler),
+        _question("q-oven", "What oven did I buy?", "I bought a steam oven.", filler),
+    ]
+    path = write_lme(tmp_path, payload)
+    with django_db_blocker.unblock():
+        report = run_longmemeval(str(path), store=str(tmp_path / "store"), details=True)
+    assert report["config"]["slowave"]["isolated_memories"] >= 1  # promotion did happen
+    puppy = report["questions"]["slowave"][0]
+    assert puppy["question_id"] == "q-puppy"
+    assert [item["text"] for item in puppy["items"]] == ["[1 May 2023] My new puppy is a corgi."]
