@@ -12,6 +12,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,6 +20,7 @@ import anyio
 import httpx2
 
 from memory.bench.load_agent import FACTS_PER_CYCLE, SHARED_EVERY, TOOLS, Agent, Plan, Ready, Tally
+from memory.bench.load_floor import floor_server
 from memory.bench.load_server import bench_server
 from memory.bench.metrics import percentile_of
 
@@ -116,16 +118,43 @@ def _database_label(database_url: str | None) -> str:
     return f"{parts.scheme}://{parts.hostname or ''}{parts.path}"  # never the password
 
 
-async def _drive(url: str, agents: Sequence[int], cycles: int, log: Callable[[str], Any]) -> dict:
+def floor_summary(cycles: int, tally: Tally, wall: float, slowave_rate: float | None) -> dict:
+    """The no-work server's row for one agent count, and Slowave's cycles/s as a share of it."""
+    rate = round(tally.cycles_ok / wall, 2) if wall else None
+    return {
+        "cycles_ok": tally.cycles_ok,
+        "cycles_per_second": rate,
+        "latency_ms": {tool: _latency(tally.latency_ms[tool]) for tool in TOOLS},
+        "http_5xx": sum(v for k, v in tally.http_status.items() if k >= 500),
+        "errors": dict(tally.errors),
+        "share": round(slowave_rate / rate, 4) if rate and slowave_rate is not None else None,
+    }
+
+
+async def _drive(
+    url: str,
+    agents: Sequence[int],
+    cycles: int,
+    log: Callable[[str], Any],
+    floor_url: str | None = None,
+) -> dict:
     run = secrets.token_hex(3)
     started = time.perf_counter()
     warm, _ = await run_phase(url, agents=1, cycles=1, run=f"{run}w")  # loads the model
     report: dict[str, Any] = {"warmup_seconds": round(time.perf_counter() - started, 2)}
+    if floor_url:
+        await run_phase(floor_url, agents=1, cycles=1, run=f"{run}w")
     written, phases = dict(warm.written), []
     for count in agents:
         log(f"load: {count} agent(s), {cycles} cycles")
+        # The floor runs right before, so both rows see the same machine.
+        floor = (
+            await run_phase(floor_url, agents=count, cycles=cycles, run=run) if floor_url else None
+        )
         tally, wall = await run_phase(url, agents=count, cycles=cycles, run=run)
         phases.append(phase_summary(count, cycles, tally, wall))
+        if floor is not None:
+            phases[-1]["floor"] = floor_summary(cycles, *floor, phases[-1]["cycles_per_second"])
         phases[-1]["_written"] = tally.written
         written.update(tally.written)
     verification = await read_back(url, written)
@@ -148,12 +177,20 @@ def run_load(
     embedder: str = "sentence-transformers",
     database_url: str | None = None,
     worker: bool = False,
+    floor: bool = False,
+    workers: int = 1,
     log: Callable[[str], Any] = print,
 ) -> dict[str, Any]:
     load_before = os.getloadavg()  # the machine may be shared: say how busy it was
-    with bench_server(embedder=embedder, database_url=database_url, worker=worker) as server:
-        log(f"load: server at {server.base_url}")
-        report = anyio.run(_drive, server.base_url, list(agents), cycles, log)
+    with ExitStack() as stack:
+        server = stack.enter_context(
+            bench_server(
+                embedder=embedder, database_url=database_url, worker=worker, workers=workers
+            )
+        )
+        floor_url = stack.enter_context(floor_server(workers=workers)) if floor else None
+        log(f"load: server at {server.base_url}" + (f", floor at {floor_url}" if floor_url else ""))
+        report = anyio.run(_drive, server.base_url, list(agents), cycles, log, floor_url)
     failures = _failures(report, server.problems)
     return {
         "config": {
@@ -164,6 +201,8 @@ def run_load(
             "embedder": embedder,
             "database": _database_label(database_url),
             "worker": worker,
+            "workers": workers,
+            "floor": floor,
             "transport": "mcp streamable-http",
             "cpus": os.cpu_count(),
             "loadavg_1m": {"start": load_before[0], "end": os.getloadavg()[0]},
@@ -185,6 +224,9 @@ def _failures(report: dict[str, Any], problems: dict[str, Any]) -> list[str]:
             out.append(f"{label}: errors {phase['errors']}")
         if phase["lost_writes"]:
             out.append(f"{label}: {phase['lost_writes']} lost writes")
+        floor = phase.get("floor")
+        if floor and (floor["http_5xx"] or floor["errors"]):
+            out.append(f"{label}: the floor server failed: {floor['errors']}")
         if phase["matched_instead_of_created"]:
             out.append(f"{label}: {phase['matched_instead_of_created']} distinct facts matched")
     readback_5xx = sum(v for k, v in report["verification"]["http_status"].items() if k >= 500)

@@ -15,6 +15,10 @@ def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
 
 
+def _share(floor: dict[str, Any] | None) -> str:
+    return "–" if not floor or floor["share"] is None else f"{floor['share']:.1%}"
+
+
 def load_tables(report: dict[str, Any]) -> list[Table]:
     config = report["config"]
     title = f"bench load — {config['database']}, {config['embedder']}, {config['transport']}"
@@ -23,6 +27,9 @@ def load_tables(report: dict[str, Any]) -> list[Table]:
         summary.add_column(label, justify="right")
     summary.add_column("lost", justify="right")
     summary.add_column("recall hit", justify="right")
+    floored = any("floor" in phase for phase in report["phases"])
+    if floored:
+        summary.add_column("of floor", justify="right")
     latency = Table(
         title="ms per tool call, storage_busy retries included",
         title_justify="left",
@@ -41,7 +48,19 @@ def load_tables(report: dict[str, Any]) -> list[Table]:
             str(sum(phase["storage_busy_retries"].values())),
             str(phase["lost_writes"]),
             f"{phase['recall_hit_rate']:.0%}",
+            *([_share(phase.get("floor"))] if floored else []),
         )
+        if "floor" in phase:
+            floor = phase["floor"]
+            summary.add_row(
+                "  floor",
+                f"{floor['cycles_ok']}/{phase['cycles']}",
+                f"{floor['cycles_per_second']:.2f}",
+                "",
+                str(floor["http_5xx"]),
+                str(sum(floor["errors"].values())),
+                "", "", "", "",
+            )  # fmt: skip
         for tool in TOOLS:
             row = phase["latency_ms"][tool]
             errors = sum(v for k, v in phase["errors"].items() if k.startswith(f"{tool}:"))
@@ -70,5 +89,12 @@ def print_load(report: dict[str, Any], console: Console | None = None) -> None:
         f"load average {report['config']['loadavg_1m']['start']:.1f} → "
         f"{report['config']['loadavg_1m']['end']:.1f} on {report['config']['cpus']} CPUs"
     )
+    shares = [
+        f"{phase['agents']} agent(s) {_share(phase['floor'])}"
+        for phase in report["phases"]
+        if "floor" in phase
+    ]
+    if shares:
+        console.print("cycles/s as a share of the no-work floor's: " + ", ".join(shares))
     for failure in report["failures"]:
         console.print(f"FAILED: {failure}")

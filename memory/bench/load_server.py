@@ -87,7 +87,7 @@ def _healthy(base_url: str) -> bool:
 
 @contextmanager
 def bench_server(
-    *, embedder: str, database_url: str | None = None, worker: bool = False
+    *, embedder: str, database_url: str | None = None, worker: bool = False, workers: int = 1
 ) -> Iterator[BenchServer]:
     """`slowave up` on 127.0.0.1:<free port>; yields once `/api/health` answers."""
     home = Path(tempfile.mkdtemp(prefix="slowave-load-"))
@@ -96,6 +96,8 @@ def bench_server(
     args = [sys.executable, "-c", ENTRY, "up", "--host", "127.0.0.1", "--port", str(port)]
     if not worker:
         args.append("--no-worker")
+    if workers != 1:
+        args += ["--workers", str(workers)]
     env = server_env(home, embedder=embedder, database_url=database_url, worker=worker)
     with server.log_path.open("wb") as log:
         server.process = subprocess.Popen(

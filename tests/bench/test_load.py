@@ -113,3 +113,22 @@ def test_it_reports_storage_busy_as_an_error_once_the_retries_run_out(monkeypatc
     assert anyio.run(agent.call, "commit", {}) is None
     assert tally.busy_retries["commit"] == load_agent.BUSY_RETRIES
     assert tally.errors == {"commit:storage_busy": 1}
+
+
+def test_it_reports_the_share_of_a_no_work_floor_server(tmp_path: Path) -> None:
+    out, stdout = tmp_path / "load.json", StringIO()
+    call_command(
+        "bench", "load", "--floor", "--agents", "1,2", "--cycles", "4", "--embedder", "hash",
+        "--out", str(out), stdout=stdout, stderr=StringIO(),
+    )  # fmt: skip
+    report = json.loads(out.read_text())
+    assert report["ok"] is True, report["failures"]
+    assert report["config"]["floor"] is True
+    for phase in report["phases"]:
+        floor = phase["floor"]
+        assert floor["cycles_ok"] == 4 and floor["errors"] == {} and floor["http_5xx"] == 0
+        assert floor["cycles_per_second"] > 0
+        assert floor["share"] == round(phase["cycles_per_second"] / floor["cycles_per_second"], 4)
+        assert floor["latency_ms"]["recall"]["calls"] == 4
+    table = stdout.getvalue()
+    assert "share of the no-work floor" in table and "2 agent(s) " in table

@@ -76,6 +76,14 @@ class Command(BaseCommand):
         load.add_argument("--embedder", choices=EMBEDDERS, default="sentence-transformers")
         load.add_argument("--database-url", help="DATABASE_URL for the server (e.g. PostgreSQL)")
         load.add_argument("--worker", action="store_true", help="run the embedded worker too")
+        load.add_argument(
+            "--floor",
+            action="store_true",
+            help="also drive a no-work MCP server and report Slowave's cycles/s as a share of it",
+        )
+        load.add_argument(
+            "--workers", type=int, default=1, help="server processes (slowave up --workers)"
+        )
         load.add_argument("--out", help="write the JSON report here")
 
     def handle(self, *args, **options) -> None:
@@ -114,6 +122,8 @@ class Command(BaseCommand):
                 embedder=options["embedder"],
                 database_url=options["database_url"],
                 worker=options["worker"],
+                floor=options["floor"],
+                workers=options["workers"],
                 log=lambda m: self.stderr.write(m),
             )
         except RuntimeError as exc:  # the server did not start; the message carries its log
