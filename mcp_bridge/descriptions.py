@@ -7,6 +7,8 @@ each error code. Every reply is an envelope: {"ok": true, "data": {...}} or
 
 from __future__ import annotations
 
+from memory.passages import MAX_PASSAGES, REMEMBER_PASSAGES
+
 _ERRORS_COMMON = (
     "Errors: invalid_input (not retryable) - fix the fields named in error.field_errors "
     "(dotted paths such as procedure.steps[0]) and call again; nothing was written and the "
@@ -46,6 +48,10 @@ REMEMBER = (
     "source_event_id}; 'matched' means the same claim already existed and was reinforced. "
     "The batch form returns results[] in order, each ok with data or an error "
     "(storage_error affects only that item: retry just that item).\n"
+    "A stored memory is searchable at once by its whole text and its words; of a memory "
+    f"longer than {REMEMBER_PASSAGES} sentences the call embeds the first {REMEMBER_PASSAGES} "
+    f"one by one and background consolidation the rest (up to {MAX_PASSAGES}), so a long "
+    "memory costs the call no more than a short one.\n"
     "Next: carry on with the task; remembered items are available to later activations.\n"
     + _ERRORS_COMMON
     + " 'unknown session_id' or 'session is already ended' - call slowave_activate to open "

@@ -180,6 +180,9 @@ class Memory(models.Model):
     # One float32 vector per sentence of a longer memory (memory.passages): NULL until
     # embedded, empty for a memory of one sentence.
     passages = models.BinaryField(null=True, blank=True, editable=False)
+    # False while only the leading passages are embedded (a remember call embeds at most
+    # memory.passages.REMEMBER_PASSAGES); the embeddings backfill pass embeds the rest.
+    passages_complete = models.BooleanField(default=True)
     provenance = models.JSONField(default=dict, blank=True)
     flags = models.JSONField(default=dict, blank=True)
 
@@ -203,6 +206,11 @@ class Memory(models.Model):
             models.Index(fields=["scope", "status"]),
             models.Index(fields=["scope", "occurred_at"]),
             models.Index(fields=["generalization_stage", "status"]),
+            models.Index(
+                fields=["scope"],
+                condition=Q(passages_complete=False),
+                name="memory_passages_pending",
+            ),
         ]
 
     @property

@@ -7,6 +7,11 @@ of its whole-text and passage cosines. A memory of one sentence has no passages.
 
 A short leading label (`Caroline: `, `Decision: `) belongs to every sentence after it, so each
 passage carries it; a bracketed note (`[image: …]`) is a passage of its own.
+
+A remember call embeds only the first `REMEMBER_PASSAGES` passages beside the whole text, so its
+latency does not grow with the length of a memory; a memory with more keeps
+`passages_complete` False and the embeddings backfill pass (consolidation.services.backfill)
+embeds the rest, appending to the same matrix under the next ordinals.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from memory.vectors import get_index
 
 KEY_SPAN = 64
 MAX_PASSAGES = 32
+# Passages a remember call embeds itself; the backfill pass embeds any beyond (see above).
+REMEMBER_PASSAGES = 3
 # A one-word sentence joins its neighbour: alone it matches too much ("Thanks!", "Yes.").
 MIN_WORDS = 2
 LABEL_RE = re.compile(r"^([A-Za-z][\w'.-]*(?: [\w'.-]+){0,2}):\s+")
@@ -32,10 +39,12 @@ NONE = np.zeros((0, embeddings.DIMENSIONS), dtype=np.float32)
 
 @dataclass(frozen=True, slots=True)
 class Embedded:
-    """A memory's whole-text vector and its passage vectors (0 rows for one sentence)."""
+    """A memory's whole-text vector and its passage vectors (0 rows for one sentence);
+    `complete` is False when only the leading passages are embedded yet."""
 
     vector: np.ndarray
     passages: np.ndarray
+    complete: bool = True
 
 
 def split(content: str) -> list[str]:
@@ -62,10 +71,11 @@ def _short(text: str) -> bool:
     return len(text.split()) < MIN_WORDS
 
 
-def encode(contents: list[str]) -> list[Embedded] | None:
-    """Whole-text and passage vectors for every content in one encoder call; None when the
-    model is unavailable (the rows stay lexical-only until the backfill pass)."""
-    return _encode(contents, None)
+def encode(contents: list[str], *, limit: int | None = None) -> list[Embedded] | None:
+    """Whole-text and passage vectors for every content in one encoder call (`limit`: at most
+    that many leading passages each); None when the model is unavailable (the rows stay
+    lexical-only until the backfill pass)."""
+    return _encode(contents, None, limit=limit)
 
 
 def encode_whole(texts: list[str]) -> list[Embedded] | None:
@@ -78,11 +88,12 @@ def encoder_for(kind: str):
     return encode if kind == "memory" else encode_whole
 
 
-def columns(kind: str, item: Embedded) -> dict[str, bytes]:
+def columns(kind: str, item: Embedded) -> dict[str, bytes | bool]:
     """The model columns that store an embedded row of a vector kind."""
-    out = {"embedding": embeddings.to_blob(item.vector)}
+    out: dict[str, bytes | bool] = {"embedding": embeddings.to_blob(item.vector)}
     if kind == "memory":
         out["passages"] = to_blob(item.passages)
+        out["passages_complete"] = item.complete
     return out
 
 
@@ -91,18 +102,37 @@ def encode_known(contents: list[str], vectors: list[np.ndarray]) -> list[Embedde
     return _encode(contents, vectors)
 
 
-def _encode(contents: list[str], known: list[np.ndarray] | None) -> list[Embedded] | None:
-    groups = [split(content) for content in contents]
+def encode_rest(contents: list[str], done: list[int]) -> list[np.ndarray] | None:
+    """The vectors of each content's passages from ordinal `done[i]` on (0 rows when none
+    remain); None when the model is unavailable."""
+    groups = [split(content)[start:] for content, start in zip(contents, done, strict=True)]
     flat = [p for group in groups for p in group]
+    vectors = embeddings.encode(flat) if flat else NONE
+    if vectors is None:
+        return None
+    out: list[np.ndarray] = []
+    start = 0
+    for group in groups:
+        out.append(vectors[start : start + len(group)])
+        start += len(group)
+    return out
+
+
+def _encode(
+    contents: list[str], known: list[np.ndarray] | None, *, limit: int | None = None
+) -> list[Embedded] | None:
+    groups = [split(content) for content in contents]
+    kept = groups if limit is None else [group[:limit] for group in groups]
+    flat = [p for group in kept for p in group]
     vectors = embeddings.encode(flat if known is not None else [*contents, *flat])
     if vectors is None:
         return None
     wholes = known if known is not None else vectors[: len(contents)]
     start = 0 if known is not None else len(contents)
     out: list[Embedded] = []
-    for whole, group in zip(wholes, groups, strict=True):
-        out.append(Embedded(whole, vectors[start : start + len(group)]))
-        start += len(group)
+    for whole, group, part in zip(wholes, groups, kept, strict=True):
+        out.append(Embedded(whole, vectors[start : start + len(part)], len(part) == len(group)))
+        start += len(part)
     return out
 
 
@@ -125,7 +155,8 @@ def owner(passage_key: int) -> int:
     return passage_key // KEY_SPAN
 
 
-def index(memory_pk: int, scope: str, passages: np.ndarray) -> None:
+def index(memory_pk: int, scope: str, passages: np.ndarray, *, first: int = 0) -> None:
+    """Upsert the passage vectors, the first at ordinal `first`."""
     vectors = get_index()
-    for ordinal, vector in enumerate(passages):
+    for ordinal, vector in enumerate(passages, start=first):
         vectors.upsert("passage", key(memory_pk, ordinal), scope, vector)

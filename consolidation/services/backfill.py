@@ -1,6 +1,7 @@
 """Passes 1 and 2 (spec §8.3): form episodes of ended sessions still pending, and embed rows
 that were stored while the model was unavailable (`embedded_at` NULL), and give memories
-embedded before passages existed their passage vectors (`passages` NULL).
+embedded before passages existed their passage vectors (`passages` NULL), and memories a
+remember call embedded only in part the rest of theirs (`passages_complete` False).
 
 Episode formation itself lives in memory.services.episodes; this module only finds the work.
 """
@@ -10,11 +11,12 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+import numpy as np
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from consolidation.services.common import scoped
-from memory import embeddings, passages
+from memory import passages
 from memory.models import Episode, Memory, Procedure, Session
 from memory.services.episodes import episodes_form
 from memory.vectors import get_index
@@ -73,27 +75,38 @@ def _embed_kind(kind: str, queryset: QuerySet, now: datetime) -> int | None:
 
 
 def _embed_passages(queryset: QuerySet) -> int | None:
-    """Memories embedded before passages existed get theirs; None if the model is unavailable."""
+    """Memories whose passages are missing (embedded before passages existed) or incomplete (a
+    remember call embeds only the leading ones) get the rest; None if the model is unavailable.
+
+    Claimed conditionally: a row another worker completed meanwhile is left as it is."""
     done = 0
-    pending = queryset.filter(passages__isnull=True, embedded_at__isnull=False)
+    pending = queryset.filter(embedded_at__isnull=False).filter(
+        Q(passages__isnull=True) | Q(passages_complete=False)
+    )
     while True:
         batch = list(
-            pending.order_by("pk").values_list("pk", "scope", "content", "embedding")[:BATCH]
+            pending.order_by("pk").values_list("pk", "scope", "content", "passages")[:BATCH]
         )
         if not batch:
             return done
-        embedded = passages.encode_known(
+        have = [passages.from_blob(blob) for *_, blob in batch]
+        rest = passages.encode_rest(
             [content for _, _, content, _ in batch],
-            [embeddings.known_vector(blob) for *_, blob in batch],
+            [0 if known is None else len(known) for known in have],
         )
-        if embedded is None:
+        if rest is None:
             return None
         with transaction.atomic():
-            for (pk, scope, _, _), item in zip(batch, embedded, strict=True):
-                Memory.objects.filter(pk=pk, passages__isnull=True).update(
-                    passages=passages.to_blob(item.passages)
+            for (pk, scope, _, _), known, more in zip(batch, have, rest, strict=True):
+                first = 0 if known is None else len(known)
+                whole = more if known is None else np.concatenate([known, more])
+                claimed = (
+                    Memory.objects.filter(pk=pk)
+                    .filter(Q(passages__isnull=True) | Q(passages_complete=False))
+                    .update(passages=passages.to_blob(whole), passages_complete=True)
                 )
-                passages.index(pk, scope, item.passages)
+                if claimed:
+                    passages.index(pk, scope, more, first=first)
         done += len(batch)
 
 

@@ -72,8 +72,10 @@ def remember_session(
 ) -> list[str | None]:
     """One recorded session, as an agent would: activate (``task`` names the session), batch
     remember of the items (≤256 per call), complete feedback on whatever activate exposed,
-    commit. Returns each item's memory id (None if it was refused), in item order. ``now`` is
-    read once per call, so a replayed history passes a clock stopped at the session's date."""
+    commit, then the passages the remember calls left to the embeddings backfill pass, so every
+    question meets fully embedded memories, consolidated or not. Returns each item's memory id
+    (None if it was refused), in item order. ``now`` is read once per call, so a replayed
+    history passes a clock stopped at the session's date."""
     opened = session_activate(
         data=ActivateIn(task=task, initial_goal="remember what was said", scope=scope),
         client=CLIENT,
@@ -101,6 +103,9 @@ def remember_session(
         ),
         now=now(),
     )
+    from consolidation.services.backfill import embeddings_backfill
+
+    embeddings_backfill(now=now(), scope=scope)
     return ids
 
 

@@ -65,7 +65,9 @@ class _Batch:
 def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
     session_reap_if_idle(session_id=data.session_id, now=now)
     items = data.items()
-    vectors = passages.encode([item.content for item in items])
+    # The leading passages only, so the call's latency does not grow with content; the
+    # embeddings backfill pass embeds the rest (memory.passages).
+    vectors = passages.encode([item.content for item in items], limit=passages.REMEMBER_PASSAGES)
     with transaction.atomic():
         session = session_check(session_id=data.session_id, scope=data.scope)
         results: list[dict[str, Any]] = []
@@ -190,6 +192,7 @@ def _create(
         created_at=now,
         embedding=embeddings.to_blob(embedded.vector) if embedded is not None else None,
         passages=passages.to_blob(embedded.passages) if embedded is not None else None,
+        passages_complete=embedded is None or embedded.complete,
         embedded_at=now if embedded is not None else None,
         flags=flags,
         provenance={

@@ -76,6 +76,10 @@ def _drop_passages(pk: int) -> None:
 @pytest.mark.django_db
 def test_a_question_about_one_sentence_finds_the_memory_only_through_its_passage():
     (notes, noise) = _facts(NOTES, "The API gateway is written in Go.")
+    # The call embeds the leading passages; the backfill pass the fourth (memory.passages).
+    assert passages.from_blob(Memory.objects.get(pk=notes).passages).shape == (3, 384)
+    assert _ranked(QUESTION) == []
+    assert embeddings_backfill(now=timezone.now())["passages"] == 1
     stored = passages.from_blob(Memory.objects.get(pk=notes).passages)
     assert stored is not None and stored.shape == (4, 384)
     assert Memory.objects.get(pk=noise).passages == b""
@@ -91,6 +95,7 @@ def test_a_question_about_one_sentence_finds_the_memory_only_through_its_passage
 @pytest.mark.django_db
 def test_the_numpy_backend_seeds_passages_from_the_memory_rows():
     (notes,) = _facts(NOTES)
+    embeddings_backfill(now=timezone.now())
     VectorRow.objects.filter(kind="passage").delete()  # a store written by sqlite-vec
     cue = passages.encode([QUESTION])[0].vector
     hits = NumpyIndex().knn("passage", cue, 1, [SCOPE])
@@ -105,6 +110,7 @@ def test_the_numpy_backend_seeds_passages_from_the_memory_rows():
 @pytest.mark.django_db
 def test_the_dense_pool_ranks_a_memory_by_its_nearest_passage():
     notes, records = _facts(NOTES, "Customer records are stored for seven years.")
+    embeddings_backfill(now=timezone.now())
     cue = passages.encode([QUESTION])[0].vector
     assert [key for key, _ in get_index().knn("memory", cue, 1, [SCOPE])] == [records]
     pool = pool_for("memory", QUESTION, cue, [SCOPE], limit=1)
