@@ -192,6 +192,8 @@ ALLOWED_HOSTS = sorted(
 # Threads running agent calls over HTTP at once (MCP tool calls, /mcp token checks and the REST
 # verbs share them); stdio uses one.
 SLOWAVE_HTTP_WORKERS = env_int("SLOWAVE_HTTP_WORKERS", 4, minimum=1)
+# Server processes of `slowave up` (its --workers default); 1 keeps a single process, see README.
+SLOWAVE_UP_WORKERS = env_int("SLOWAVE_UP_WORKERS", 1, minimum=1)
 SLOWAVE_API_TOKENS = [t.strip() for t in env_str("SLOWAVE_API_TOKENS", "").split(",") if t.strip()]
 SLOWAVE_ALLOW_ANONYMOUS_LOCAL = env_bool("SLOWAVE_ALLOW_ANONYMOUS_LOCAL", True)
 SLOWAVE_CLIENT_IDENTITY = env_str("SLOWAVE_CLIENT_IDENTITY", "")

@@ -38,6 +38,8 @@ STORE_LOCK = "store.lock"
 HOW_TO_STOP = {
     "slowave up": "press Ctrl-C where it runs, or `kill {pid}`",
     "mcp_serve": "quit the agent that started this MCP server, or `kill {pid}`",
+    "slowave up worker": "stop the `slowave up` that started it (Ctrl-C where it runs); "
+    "its supervisor restarts a server process killed alone",
     "celery worker": "stop the `slowave up` that started it, or the worker itself (Ctrl-C "
     "where it runs, or `kill {pid}`)",
 }

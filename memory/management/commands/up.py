@@ -1,17 +1,26 @@
-"""`slowave up`: migrate, start the embedded Celery worker, serve the admin with uvicorn."""
+"""`slowave up`: migrate, start the embedded Celery worker, serve the admin with uvicorn.
+
+With `--workers N` above 1, uvicorn runs N server processes on the one port (its own
+supervisor, which also restarts one that dies). Migrations, the embedded worker and beat stay
+here in the parent, once; each server process registers itself as a holder of the store and
+loads its own embedding model (slowave_site.asgi). On SQLite they share the file in WAL mode:
+reads and embedding run side by side, writers still take turns on the busy timeout.
+"""
 
 from __future__ import annotations
 
 import importlib
 import logging
+import os
 import signal
 from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from memory.services.holders import store_hold
+from slowave_site.server_process import SERVER_PROCESS_ENV
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +59,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-worker", action="store_true", help="do not start the embedded background worker"
         )
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=settings.SLOWAVE_UP_WORKERS,
+            help="server processes, each with its own thread pool and embedding model "
+            "(default SLOWAVE_UP_WORKERS, 1)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         # Registered first, so `slowave restore` refuses while this serves (or migrates).
@@ -59,12 +75,19 @@ class Command(BaseCommand):
     def _serve(self, **options: Any) -> None:
         import uvicorn
 
+        workers = options["workers"]
+        if workers < 1:
+            raise CommandError(f"--workers must be at least 1, got {workers}")
         call_command("migrate", verbosity=0)
         # The model loads beside the server, not inside the first request; on the first start
         # of an installation that includes making the ONNX export (in a child process).
         from memory.embeddings import warm_up_in_background
 
-        warm_up_in_background()
+        if workers == 1:
+            warm_up_in_background()
+        else:
+            # Each server process warms its own model; the parent serves nothing and needs none.
+            os.environ[SERVER_PROCESS_ENV] = "1"
         host, port = options["host"], options["port"]
         worker = None
         if settings.SLOWAVE_EMBEDDED_WORKER and not options["no_worker"]:
@@ -78,7 +101,13 @@ class Command(BaseCommand):
         # `finally` below stop the worker instead of orphaning it.
         signal.signal(signal.SIGTERM, _exit_on_signal)
         try:
-            uvicorn.run("slowave_site.asgi:application", host=host, port=port, log_level="warning")
+            uvicorn.run(
+                "slowave_site.asgi:application",
+                host=host,
+                port=port,
+                log_level="warning",
+                workers=workers if workers > 1 else None,
+            )
         finally:
             if worker is not None:
                 stop_embedded_worker(worker)
