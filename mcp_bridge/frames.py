@@ -78,7 +78,9 @@ class StdinFrames:
             line = raw.decode("utf-8", errors="replace")  # as the SDK's own reader decodes
             if not line.strip():
                 continue
-            if self._accepts(line):
+            # jiter reads some lone surrogates as U+FFFD, so the SDK would answer under an id
+            # its sender never used: such a frame is refused here, whatever the SDK thinks.
+            if _lone_surrogate(line) is None and self._accepts(line):
                 return line
             rejection = diagnose(line)
             logger.warning(
@@ -120,8 +122,10 @@ def diagnose(line: str) -> Rejection:
     line = line.rstrip("\r\n")  # the frame's end, not a control character inside it
     try:
         value = pydantic_core.from_json(line)
+        if _lone_surrogate(line) is not None:
+            raise ValueError("lone surrogate")
     except ValueError as exc:
-        return Rejection(PARSE_ERROR, _parse_error_message(line, exc), recover_id(line))
+        return Rejection(PARSE_ERROR, _parse_error_message(line, exc), _whole_id(line))
     if isinstance(value, list):
         return Rejection(
             INVALID_REQUEST,
@@ -186,6 +190,14 @@ def _valid_id(value: object) -> int | str | None:
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     return None
+
+
+def _whole_id(line: str) -> int | str | None:
+    """The recovered id, unless it holds half a surrogate pair: no reply could carry it."""
+    found = recover_id(line)
+    if isinstance(found, str) and any(0xD800 <= ord(c) <= 0xDFFF or c == "\ufffd" for c in found):
+        return None
+    return found
 
 
 def recover_id(text: str) -> int | str | None:

@@ -113,6 +113,22 @@ CASES = [
     # A string cut inside an emoji, as JavaScript's JSON.stringify writes it.
     ("lone-surrogate", _call(11, '{"content":"cut \\ud83d"}'), PARSE_ERROR, 11, "surrogate"),
     ("deep-nesting", _call(12, '{"content":' + DEEP + "}"), PARSE_ERROR, 12, "recursion"),
+    # Half a pair followed by another escape: the SDK's parser reads it as U+FFFD and would
+    # answer under an id the sender never used. Refused; an id holding one is unanswerable.
+    (
+        "surrogate-then-escape",
+        _call(18, '{"content":"\\ud801\\u658d"}'),
+        PARSE_ERROR,
+        18,
+        "surrogate",
+    ),
+    (
+        "surrogate-in-id",
+        '{"jsonrpc":"2.0","id":"\\ud801\\u658dV","method":"ping"}',
+        PARSE_ERROR,
+        None,
+        "surrogate",
+    ),
     # The id after the deep part: the tolerant scan still finds it, not params' own "id".
     (
         "deep-nesting-id-last",
