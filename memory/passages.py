@@ -104,10 +104,11 @@ def encode_known(contents: list[str], vectors: list[np.ndarray]) -> list[Embedde
 
 def encode_rest(contents: list[str], done: list[int]) -> list[np.ndarray] | None:
     """The vectors of each content's passages from ordinal `done[i]` on (0 rows when none
-    remain); None when the model is unavailable."""
+    remain); None when the model is unavailable. Background work: it steps aside, batch by
+    batch, for any other encode (a remember or recall in the same process)."""
     groups = [split(content)[start:] for content, start in zip(contents, done, strict=True)]
     flat = [p for group in groups for p in group]
-    vectors = embeddings.encode(flat) if flat else NONE
+    vectors = embeddings.encode(flat, yielding=True) if flat else NONE
     if vectors is None:
         return None
     out: list[np.ndarray] = []
