@@ -11,6 +11,8 @@ import pytest
 from django.utils import timezone
 
 from consolidation.services.backfill import embeddings_backfill
+from consolidation.services.passes import BY_NAME, passes_run
+from mcp_bridge import descriptions
 from memory import embeddings, passages
 from memory.models import Memory
 from memory.vectors import get_index
@@ -90,3 +92,20 @@ def test_the_backfill_is_idempotent():
     assert "passages" not in again and "unavailable" not in again
     assert bytes(Memory.objects.get(pk=pk).passages) == blob
     assert _passage_rows(pk) == len(TOPICS)
+
+
+def test_the_embed_missing_pass_completes_them_and_a_second_run_finds_nothing():
+    (pk,) = _facts(LONG)
+    first, again = (
+        passes_run(specs=(BY_NAME["embed_missing"],), scope=SCOPE, triggered_by="cli")[0]
+        for _ in range(2)
+    )
+    assert first.status == "succeeded" and first.counts.get("passages") == 1
+    assert "passages" not in again.counts
+    assert Memory.objects.get(pk=pk).passages_complete
+    assert _passage_rows(pk) == len(TOPICS)
+
+
+def test_the_tool_description_states_the_bound():
+    assert f"the first {passages.REMEMBER_PASSAGES} one by one" in descriptions.REMEMBER
+    assert f"up to {passages.MAX_PASSAGES}" in descriptions.REMEMBER
