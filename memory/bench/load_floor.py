@@ -123,12 +123,11 @@ def floor_server(*, workers: int = 1) -> Iterator[str]:
     """The floor under uvicorn on 127.0.0.1:<free port>, with `workers` processes like `up`'s."""
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
-    args = [
-        sys.executable, "-m", "uvicorn", "memory.bench.load_floor:app",
-        "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-    ]  # fmt: skip
-    if workers > 1:
-        args += ["--workers", str(workers)]
+    code = (
+        "from slowave_site.server_process import serve; "
+        f"serve('memory.bench.load_floor:app', host='127.0.0.1', port={port}, workers={workers})"
+    )
+    args = [sys.executable, "-c", code]
     log = tempfile.TemporaryFile()  # a file, not a pipe: nobody reads it while it runs
     process = subprocess.Popen(
         args, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True

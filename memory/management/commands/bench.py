@@ -130,7 +130,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if options["out"]:
             write_json(options["out"], report)
-        print_load(report, Console(file=cast(IO[str], self.stdout)))
+        # Wide enough for the floor rows and the share column when stdout is not a terminal.
+        print_load(report, Console(file=cast(IO[str], self.stdout), width=110))
         if not report["ok"]:
             raise CommandError("load bench failed: " + "; ".join(report["failures"]))
 

@@ -20,7 +20,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.services.holders import store_hold
-from slowave_site.server_process import SERVER_PROCESS_ENV
+from slowave_site.server_process import SERVER_PROCESS_ENV, serve
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +73,6 @@ class Command(BaseCommand):
             self._serve(**options)
 
     def _serve(self, **options: Any) -> None:
-        import uvicorn
-
         workers = options["workers"]
         if workers < 1:
             raise CommandError(f"--workers must be at least 1, got {workers}")
@@ -101,13 +99,7 @@ class Command(BaseCommand):
         # `finally` below stop the worker instead of orphaning it.
         signal.signal(signal.SIGTERM, _exit_on_signal)
         try:
-            uvicorn.run(
-                "slowave_site.asgi:application",
-                host=host,
-                port=port,
-                log_level="warning",
-                workers=workers if workers > 1 else None,
-            )
+            serve("slowave_site.asgi:application", host=host, port=port, workers=workers)
         finally:
             if worker is not None:
                 stop_embedded_worker(worker)
