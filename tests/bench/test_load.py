@@ -132,3 +132,23 @@ def test_it_reports_the_share_of_a_no_work_floor_server(tmp_path: Path) -> None:
         assert floor["latency_ms"]["recall"]["calls"] == 4
     table = stdout.getvalue()
     assert "share of the no-work floor" in table and "2 agent(s) " in table
+
+
+def test_it_gives_the_floor_the_five_tools_with_slowaves_input_schemas() -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from mcp_bridge.tools import TOOLS as SLOWAVE_TOOLS
+    from memory.bench.load_floor import floor_server
+
+    async def listed(url: str) -> dict[str, dict]:
+        async with (
+            streamable_http_client(f"{url}/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return {t.name: t.input_schema for t in (await session.list_tools()).tools}
+
+    with floor_server() as url:
+        tools = anyio.run(listed, url)
+    assert tools == {name: tool.input_schema() for name, tool in SLOWAVE_TOOLS.items()}
