@@ -2,7 +2,8 @@
 
 Records: header, continuity, session (with its events), episode, prototype, memory (with its
 Supports), association, procedure, retrieval (with exposures and cursors), feedback, learning,
-forget_log. Vectors and `embedded_at` are derived data and left out: an import re-embeds.
+forget_log. Vectors, `embedded_at` and `passages_complete` are derived data and left out: an
+import re-embeds.
 
 Rows of other scopes that an exported row points at (e.g. the session whose remember
 corroborated a memory) travel as `stub` records carrying only what is referenced, so an
@@ -43,7 +44,7 @@ from memory.models import (
 from memory.schemas import RuleViolation, check_scope
 
 FORMAT, VERSION = "slowave-export", 1
-DERIVED = {"embedding", "embedded_at", "passages"}
+DERIVED = {"embedding", "embedded_at", "passages", "passages_complete"}
 # Nested rows: (parent record, key, model, foreign key to the parent).
 CHILDREN: dict[str, tuple[str, type[Event] | type[Support] | type[Exposure], str]] = {
     "session": ("events", Event, "session_id"),
