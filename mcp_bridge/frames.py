@@ -75,14 +75,18 @@ class StdinFrames:
             raw = await anyio.to_thread.run_sync(self._binary.readline, abandon_on_cancel=True)
             if not raw:
                 raise StopAsyncIteration
-            line = raw.decode("utf-8", errors="replace")  # as the SDK's own reader decodes
+            try:
+                line, well_formed = raw.decode("utf-8"), True
+            except UnicodeDecodeError:  # read on, as the SDK would, to diagnose and find the id
+                line, well_formed = raw.decode("utf-8", errors="replace"), False
             if not line.strip():
                 continue
-            # jiter reads some lone surrogates as U+FFFD, so the SDK would answer under an id
-            # its sender never used: such a frame is refused here, whatever the SDK thinks.
-            if _lone_surrogate(line) is None and self._accepts(line):
+            # Bytes that are not UTF-8 (a surrogate encoded on its own, say) and escaped lone
+            # surrogates both reach the SDK as U+FFFD, so it would answer under an id its
+            # sender never used, or store text it never sent: refused here, whatever it thinks.
+            if well_formed and _lone_surrogate(line) is None and self._accepts(line):
                 return line
-            rejection = diagnose(line)
+            rejection = diagnose(line) if well_formed else not_utf8(line)
             logger.warning(
                 "stdin: refused a %d-byte frame (%d, id %s): %s",
                 len(raw),
@@ -140,6 +144,16 @@ def diagnose(line: str) -> Rejection:
         # A malformed response to one of our requests: JSON-RPC forbids answering a response.
         return Rejection(INVALID_REQUEST, "malformed response: " + _shape_fault(value), None, False)
     return Rejection(INVALID_REQUEST, "Invalid Request: " + _shape_fault(value), request_id)
+
+
+def not_utf8(line: str) -> Rejection:
+    """The error for a frame whose bytes are not UTF-8 (`line`: decoded with replacement)."""
+    return Rejection(
+        PARSE_ERROR,
+        "Parse error: the frame is not valid UTF-8 (a string cut inside a character, or "
+        "a surrogate encoded on its own?): send whole characters as UTF-8",
+        _whole_id(line.rstrip("\r\n")),
+    )
 
 
 def _parse_error_message(line: str, exc: ValueError) -> str:

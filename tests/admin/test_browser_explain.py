@@ -58,6 +58,10 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
             driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
             WebDriverWait(driver, 15).until(lambda d: "/admin/login/" not in d.current_url)
             driver.get(f"{base}/admin/memory/retrieval/{seeded['retrieval']}/change/")
+            # Say what the browser shows if it is not the retrieval's page (a busy machine once
+            # gave a page without it, and the bare NoSuchElement said nothing).
+            shown = driver.find_elements(By.ID, "retrieval-explanation")
+            assert shown, driver.current_url + "\n" + driver.find_element(By.TAG_NAME, "body").text
             yield Page(driver, seeded)
 
 

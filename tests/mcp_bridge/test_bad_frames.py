@@ -48,10 +48,10 @@ class RawServer:
         for line in self.process.stdout:
             self._lines.put(line)
 
-    def send(self, frame: str | dict[str, Any]) -> None:
-        text = frame if isinstance(frame, str) else json.dumps(frame)
+    def send(self, frame: bytes | str | dict[str, Any]) -> None:
+        text = frame if isinstance(frame, str | bytes) else json.dumps(frame)
         assert self.process.stdin is not None
-        self.process.stdin.write(text.encode() + b"\n")
+        self.process.stdin.write((text if isinstance(text, bytes) else text.encode()) + b"\n")
         self.process.stdin.flush()
 
     def reply(self) -> dict[str, Any]:
@@ -109,6 +109,8 @@ def _call(request_id: int, arguments: str) -> str:
     )
 
 
+LONE = "\ud801".encode("utf-8", "surrogatepass")
+
 CASES = [
     # A string cut inside an emoji, as JavaScript's JSON.stringify writes it.
     ("lone-surrogate", _call(11, '{"content":"cut \\ud83d"}'), PARSE_ERROR, 11, "surrogate"),
@@ -137,6 +139,21 @@ CASES = [
         "last",
         "recursion",
     ),
+    # A surrogate encoded on its own (not UTF-8): the SDK would read it as U+FFFD.
+    (
+        "surrogate-bytes",
+        b'{"jsonrpc":"2.0","id":19,"method":"ping","params":{"x":"' + LONE + b'"}}',
+        PARSE_ERROR,
+        19,
+        "UTF-8",
+    ),
+    (
+        "surrogate-bytes-in-id",
+        b'{"jsonrpc":"2.0","id":"' + LONE + b'V","method":"ping"}',
+        PARSE_ERROR,
+        None,
+        "UTF-8",
+    ),
     ("not-json", "hello, server", PARSE_ERROR, None, "Parse error"),
     ("truncated", '{"jsonrpc":"2.0","id":14,"method":"tools/li', PARSE_ERROR, 14, "EOF"),
     (
@@ -157,7 +174,7 @@ CASES = [
     ids=[case[0] for case in CASES],
 )
 def test_it_answers_an_unparseable_frame_with_a_json_rpc_error(
-    server: RawServer, frame: str, code: int, request_id: int | str | None, words: str
+    server: RawServer, frame: bytes | str, code: int, request_id: int | str | None, words: str
 ) -> None:
     server.send(frame)
     reply = server.reply()
