@@ -121,9 +121,8 @@ async def run_in_database_thread(
 
     The shared thread (stdio) runs calls one at a time in arrival order, and SQLite sees a
     single writer from this process. A pool (HTTP) lets calls from different agents overlap;
-    each of its threads has its own Django connection, which `execute_tool` and
-    `_authenticate` close after every call (CONN_MAX_AGE is 0 on SQLite and PostgreSQL),
-    and SQLite writers queue on the busy timeout.
+    each of its threads has its own Django connection (kept between calls on SQLite, closed
+    after every call on PostgreSQL), and SQLite writers queue on the busy timeout.
     """
     if executor is None:
         return await sync_to_async(func, thread_sensitive=True)(*args)

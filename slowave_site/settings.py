@@ -126,6 +126,12 @@ else:
                     f"PRAGMA busy_timeout={SLOWAVE_DB_BUSY_TIMEOUT_MS}"
                 ),
             },
+            # Each thread keeps its connection (the HTTP pool's, the stdio server's one thread).
+            # Opening one per call cost 2-20 ms: reading the schema again and, when the last
+            # connection closed, a WAL checkpoint. Threads that end (a request of Django's own
+            # views) drop theirs, which closes it; restore refuses while any process holds the
+            # store, so no connection outlives the file it opened.
+            "CONN_MAX_AGE": None,
             # One file per test process: concurrent test runs must not share a database.
             "TEST": {"NAME": str(SLOWAVE_HOME / f"test-slowave-{os.getpid()}.sqlite3")},
         }
