@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +13,7 @@ from memory.ids import new_feedback_id
 from memory.models import Event, Exposure, FeedbackEvent, Retrieval
 from memory.schemas import FeedbackIn, FeedbackRecord, MemoryFeedback, ProcedureFeedback
 from memory.services.feedback_rules import memory_rejection, procedure_rejection
-from memory.services.reinforcement import Applied, reinforce_target
+from memory.services.reinforcement import Applied, reinforce_targets
 from memory.services.sessions import event_append
 
 COMPARED = (
@@ -36,7 +37,10 @@ def feedback_submit(*, data: FeedbackIn, now: datetime) -> dict[str, Any]:
         for record in records:
             if record.retrieval_id not in retrievals:
                 raise NotFound(f"unknown retrieval_id: {record.retrieval_id}")
-        replies = [_record(record, retrievals[record.retrieval_id], now) for record in records]
+        shown = _Shown.load(list(retrievals))
+        replies = [
+            _record(record, retrievals[record.retrieval_id], shown, now) for record in records
+        ]
     return (
         replies[0]
         if data.items is None
@@ -44,56 +48,88 @@ def feedback_submit(*, data: FeedbackIn, now: datetime) -> dict[str, Any]:
     )
 
 
-def _latest_accepted(retrieval: Retrieval) -> dict[tuple[str, str], FeedbackEvent]:
-    latest: dict[tuple[str, str], FeedbackEvent] = {}
-    rows = FeedbackEvent.objects.filter(retrieval=retrieval, status=FeedbackEvent.Status.ACCEPTED)
-    for row in rows.exclude(target_kind="retrieval").order_by("created_at", "pk"):
-        latest[(row.target_kind, row.target_id)] = row
-    return latest
+@dataclass(frozen=True)
+class _Shown:
+    """What each retrieval of the call exposed and its latest accepted row per target, read
+    in two queries for the whole call (a record's rows update `latest` as they are made)."""
+
+    exposures: dict[str, set[tuple[str, str]]]
+    latest: dict[str, dict[tuple[str, str], FeedbackEvent]]
+
+    @classmethod
+    def load(cls, ids: list[str]) -> _Shown:
+        exposures: dict[str, set[tuple[str, str]]] = {i: set() for i in ids}
+        shown = Exposure.objects.filter(retrieval_id__in=ids)
+        for retrieval_id, kind, target in shown.values_list(
+            "retrieval_id", "target_kind", "target_id"
+        ):
+            exposures[retrieval_id].add((kind, target))
+        latest: dict[str, dict[tuple[str, str], FeedbackEvent]] = {i: {} for i in ids}
+        accepted = FeedbackEvent.objects.filter(
+            retrieval_id__in=ids, status=FeedbackEvent.Status.ACCEPTED
+        )
+        for row in accepted.exclude(target_kind="retrieval").order_by("created_at", "pk"):
+            latest[row.retrieval_id][(row.target_kind, row.target_id)] = row
+        return cls(exposures=exposures, latest=latest)
 
 
-def _record(record: FeedbackRecord, retrieval: Retrieval, now: datetime) -> dict[str, Any]:
-    exposures = set(
-        Exposure.objects.filter(retrieval=retrieval).values_list("target_kind", "target_id")
-    )
-    latest = _latest_accepted(retrieval)
+def _entries(record: FeedbackRecord) -> list[tuple[str, str, MemoryFeedback | ProcedureFeedback]]:
+    entries: list[tuple[str, str, MemoryFeedback | ProcedureFeedback]] = [
+        ("memory", e.memory_id, e) for e in record.memory_feedback or []
+    ]
+    return entries + [("procedure", e.procedure_id, e) for e in record.procedure_feedback or []]
+
+
+def _rejection(
+    kind: str,
+    entry: MemoryFeedback | ProcedureFeedback,
+    retrieval: Retrieval,
+    exposures: set[tuple[str, str]],
+) -> str | None:
+    exposed = {t for k, t in exposures if k == kind}
+    if isinstance(entry, MemoryFeedback):
+        return memory_rejection(entry, exposed=exposed, retrieval=retrieval)
+    return procedure_rejection(entry, exposed=exposed)
+
+
+def _record(
+    record: FeedbackRecord, retrieval: Retrieval, shown: _Shown, now: datetime
+) -> dict[str, Any]:
+    exposures, latest = shown.exposures[retrieval.id], shown.latest[retrieval.id]
+    rows: list[FeedbackEvent] = []
+    reinforce: list[FeedbackEvent] = []
     accepted_ids: list[str] = []
     rejected: list[dict[str, str]] = []
     applied = Applied()
-    targets: list[tuple[str, str, MemoryFeedback | ProcedureFeedback, str | None]] = [
-        (
-            "memory",
-            e.memory_id,
-            e,
-            memory_rejection(
-                e, exposed={t for k, t in exposures if k == "memory"}, retrieval=retrieval
-            ),
+
+    def append(kind: str, target_id: str, **fields: Any) -> FeedbackEvent:
+        row = FeedbackEvent(
+            id=new_feedback_id(),
+            retrieval=retrieval,
+            target_kind=kind,
+            target_id=target_id,
+            created_at=now,
+            **fields,
         )
-        for e in record.memory_feedback or []
-    ]
-    targets += [
-        (
-            "procedure",
-            e.procedure_id,
-            e,
-            procedure_rejection(e, exposed={t for k, t in exposures if k == "procedure"}),
-        )
-        for e in record.procedure_feedback or []
-    ]
-    for kind, target_id, entry, reason in targets:
+        rows.append(row)
+        return row
+
+    def flush() -> None:
+        FeedbackEvent.objects.bulk_create(rows)
+        reinforce_targets(rows=reinforce, applied=applied)
+        rows.clear()
+        reinforce.clear()
+
+    retiring: set[str] = set()  # memories this record's accepted rows mark stale
+    for kind, target_id, entry in _entries(record):
+        if getattr(entry, "replacement_memory_id", None) in retiring:
+            flush()  # its replacement check must see the earlier rows applied
+        reason = _rejection(kind, entry, retrieval, exposures)
         values = {name: getattr(entry, name, None) or "" for name in COMPARED}
         if kind == "memory" and values["assessment"] == "used" and not values["effect"]:
             values["effect"] = "helped"
         if reason is not None:
-            _append(
-                retrieval,
-                kind,
-                target_id,
-                now,
-                status="rejected",
-                rejection_reason=reason,
-                **values,
-            )
+            append(kind, target_id, status="rejected", rejection_reason=reason, **values)
             rejected.append({"target_id": target_id, "reason": reason})
             continue
         previous = latest.get((kind, target_id))
@@ -101,24 +137,18 @@ def _record(record: FeedbackRecord, retrieval: Retrieval, now: datetime) -> dict
             accepted_ids.append(previous.id)
             applied.unchanged += kind == "memory"
             continue
-        row = _append(
-            retrieval, kind, target_id, now, status="accepted", refines_event=previous, **values
-        )
+        row = append(kind, target_id, status="accepted", refines_event=previous, **values)
         latest[(kind, target_id)] = row
         accepted_ids.append(row.id)
         if kind == "memory":
-            reinforce_target(row=row, applied=applied)
+            reinforce.append(row)
+            if row.assessment == "stale":
+                retiring.add(target_id)
     gaps = sorted(exposures - set(latest))
-    outstanding = {
-        "memory_ids": [t for k, t in gaps if k == "memory"],
-        "procedure_ids": [t for k, t in gaps if k == "procedure"],
-    }
     coverage_reason = "incomplete_coverage" if record.coverage == "complete" and gaps else ""
-    summary = _append(
-        retrieval,
+    summary = append(
         "retrieval",
         retrieval.id,
-        now,
         status="rejected" if coverage_reason else "accepted",
         rejection_reason=coverage_reason,
         coverage=record.coverage,
@@ -129,6 +159,7 @@ def _record(record: FeedbackRecord, retrieval: Retrieval, now: datetime) -> dict
         rejected.append({"target_id": retrieval.id, "reason": coverage_reason})
     else:
         accepted_ids.append(summary.id)
+    flush()
     event_append(
         session=retrieval.session,
         kind=Event.Kind.FEEDBACK,
@@ -139,21 +170,11 @@ def _record(record: FeedbackRecord, retrieval: Retrieval, now: datetime) -> dict
     return {
         "retrieval_id": retrieval.id,
         "coverage": record.coverage,
-        "outstanding": outstanding,
+        "outstanding": {
+            "memory_ids": [t for k, t in gaps if k == "memory"],
+            "procedure_ids": [t for k, t in gaps if k == "procedure"],
+        },
         "accepted_event_ids": accepted_ids,
         "rejected": rejected,
         "applied": applied.as_dict(),
     }
-
-
-def _append(
-    retrieval: Retrieval, kind: str, target_id: str, now: datetime, **fields: Any
-) -> FeedbackEvent:
-    return FeedbackEvent.objects.create(
-        id=new_feedback_id(),
-        retrieval=retrieval,
-        target_kind=kind,
-        target_id=target_id,
-        created_at=now,
-        **fields,
-    )

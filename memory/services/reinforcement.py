@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from memory.ids import memory_pk
@@ -41,18 +42,63 @@ def desired_delta(row: FeedbackEvent) -> float:
 
 def reinforce_target(*, row: FeedbackEvent, applied: Applied) -> None:
     """Bring one (retrieval, memory) to the delta its latest accepted row asks for."""
-    pk = memory_pk(row.target_id)
-    memory = Memory.objects.select_for_update().filter(pk=pk).first() if pk is not None else None
-    if memory is None or memory.status not in (Memory.Status.ACTIVE, Memory.Status.STALE):
-        applied.unchanged += 1
-        return
-    ledger, _ = LearningApplication.objects.get_or_create(
-        retrieval_id=row.retrieval_id,
-        target_kind="memory",
-        target_id=row.target_id,
-        defaults={"applied_event": row, "applied_delta": 0.0},
-    )
-    change = desired_delta(row) - ledger.applied_delta
+    reinforce_targets(rows=[row], applied=applied)
+
+
+def reinforce_targets(*, rows: Sequence[FeedbackEvent], applied: Applied) -> None:
+    """Apply each accepted memory row in order, as one row at a time would, in five queries.
+
+    The caller holds the transaction. A memory that two rows touch (shown by two retrievals)
+    takes both changes; a (retrieval, memory) that two rows name ends at the later one's delta.
+    """
+    pks = [memory_pk(row.target_id) for row in rows]
+    memories = {
+        m.pk: m
+        for m in Memory.objects.select_for_update()
+        .filter(pk__in={pk for pk in pks if pk is not None})
+        .order_by("pk")
+    }
+    ledgers = {
+        (ledger.retrieval_id, ledger.target_id): ledger
+        for ledger in LearningApplication.objects.filter(
+            target_kind="memory",
+            retrieval_id__in={row.retrieval_id for row in rows},
+            target_id__in={row.target_id for row in rows},
+        )
+    }
+    created: list[LearningApplication] = []
+    moved: dict[int, LearningApplication] = {}  # ledger rows that exist and change
+    changed: dict[int, set[str]] = {}
+    for row, pk in zip(rows, pks, strict=True):
+        memory = memories.get(pk) if pk is not None else None
+        if memory is None or memory.status not in (Memory.Status.ACTIVE, Memory.Status.STALE):
+            applied.unchanged += 1
+            continue
+        ledger = ledgers.get((row.retrieval_id, row.target_id))
+        if ledger is None:
+            ledger = LearningApplication(
+                retrieval_id=row.retrieval_id, target_kind="memory", target_id=row.target_id
+            )
+            ledgers[(row.retrieval_id, row.target_id)] = ledger
+            created.append(ledger)
+        elif ledger.pk is not None:
+            moved[ledger.pk] = ledger
+        change = desired_delta(row) - ledger.applied_delta
+        fields = _apply(memory, row, change=change, applied=applied)
+        if fields:
+            changed.setdefault(memory.pk, set()).update(fields)
+            applied.touched.append(memory.pk)
+        ledger.applied_event, ledger.applied_delta = row, desired_delta(row)
+    if changed:
+        Memory.objects.bulk_update(
+            [memories[pk] for pk in changed], sorted(set().union(*changed.values()))
+        )
+    LearningApplication.objects.bulk_create(created)
+    LearningApplication.objects.bulk_update(moved.values(), ["applied_event", "applied_delta"])
+
+
+def _apply(memory: Memory, row: FeedbackEvent, *, change: float, applied: Applied) -> list[str]:
+    """One row's effect on the loaded memory; returns the fields it changed."""
     fields = []
     if (
         row.assessment == "stale"
@@ -77,12 +123,7 @@ def reinforce_target(*, row: FeedbackEvent, applied: Applied) -> None:
             applied.weakened += 1
     elif not fields:
         applied.unchanged += 1
-    if fields:
-        memory.save(update_fields=sorted(set(fields)))
-        applied.touched.append(memory.pk)
-    LearningApplication.objects.filter(pk=ledger.pk).update(
-        applied_event=row, applied_delta=desired_delta(row)
-    )
+    return fields
 
 
 def _stale_applied(memory: Memory) -> bool:

@@ -144,3 +144,86 @@ def test_it_rejects_each_invalid_memory_assessment(entry, reason):
     data = _send(retrieval_id, memory_id, **entry)
     assert data["rejected"] == [{"target_id": memory_id, "reason": reason}]
     assert Memory.objects.get(pk=int(memory_id[4:])).salience == 1.4
+
+
+def _shown_twice() -> tuple[str, str, list[str]]:
+    """Two retrievals (an activation and a recall) of one session that both show two facts."""
+    now = timezone.now()
+    seed = session_activate(
+        data=ActivateIn(task="seed", initial_goal="g", scope=SCOPE), client=ClientInfo(), now=now
+    )
+    ids = [
+        memory_remember(
+            data=RememberIn(scope=SCOPE, session_id=seed["session_id"], content=text, type="fact"),
+            now=now,
+        )["memory_id"]
+        for text in (
+            "Invoices are generated on the first day of the month",
+            "Invoices are generated in euros for European customers",
+        )
+    ]
+    opened = session_activate(
+        data=ActivateIn(task="How are invoices generated?", initial_goal="g", scope=SCOPE),
+        client=ClientInfo(),
+        now=now,
+    )
+    recalled = recall(opened["session_id"], "How are invoices generated?")
+    for shown in (opened, recalled):
+        assert sorted(m["memory_id"] for m in shown["memories"]) == sorted(ids)
+    return opened["retrieval_id"], recalled["retrieval_id"], ids
+
+
+def recall(session_id: str, query: str) -> dict:
+    from memory.schemas import RecallIn
+    from memory.services.recall import retrieval_recall
+
+    return retrieval_recall(
+        data=RecallIn(session_id=session_id, scope=SCOPE, query=query), now=timezone.now()
+    )
+
+
+def test_it_applies_one_calls_records_in_order_as_separate_calls_would():
+    first, second, (memory_id, other_id) = _shown_twice()
+    start = _salience(memory_id)
+    used = {"memory_id": memory_id, "assessment": "used"}
+    data = feedback_submit(
+        data=FeedbackIn(
+            items=[
+                {"retrieval_id": first, "memory_feedback": [used]},
+                {
+                    "retrieval_id": second,
+                    "memory_feedback": [used, {"memory_id": memory_id, "assessment": "irrelevant"}],
+                },
+            ]
+        ),
+        now=timezone.now(),
+    )
+    applied = [item["data"]["applied"] for item in data["results"]]
+    assert applied[0]["reinforced"] == 1
+    assert (applied[1]["reinforced"], applied[1]["weakened"]) == (1, 1)
+    # +0.30 for the first retrieval; the second's ledger ends at its latest row, -0.05
+    assert _salience(memory_id) == pytest.approx(start + 0.30 - 0.05)
+    assert _salience(other_id) == pytest.approx(start)
+
+
+def test_it_refuses_a_replacement_that_an_earlier_entry_of_the_same_record_retires():
+    first, _, (memory_id, other_id) = _shown_twice()
+    stale = {"assessment": "stale", "reason": "changed in v2"}
+    data = feedback_submit(
+        data=FeedbackIn(
+            retrieval_id=first,
+            memory_feedback=[
+                {"memory_id": other_id, **stale, "stale_reason": "outdated"},
+                {
+                    "memory_id": memory_id,
+                    **stale,
+                    "stale_reason": "superseded",
+                    "replacement_memory_id": other_id,
+                },
+            ],
+        ),
+        now=timezone.now(),
+    )
+    assert data["rejected"] == [{"target_id": memory_id, "reason": "replacement_not_current"}]
+    assert Memory.objects.get(pk=int(other_id[4:])).status == "stale"
+    assert Memory.objects.get(pk=int(memory_id[4:])).status == "active"
