@@ -183,13 +183,15 @@ def parse_timestamp(value: str, path: str) -> datetime:
 Scope = Annotated[str, Field(description="Memory scope as kind:id, e.g. project:checkout-service.")]
 # A budget for working memory (retrieval/budget.py): estimated as the contract estimates
 # accessible_field.approx_extra_tokens, so what "fits" and what is announced agree.
+MAX_TOKENS_MIN = 256  # room for any memory's fields (≤ ~250 tokens at worst) and some text
+MAX_TOKENS_MAX = 16_384  # past this a default page (≤ ~12,000 tokens) is already smaller
 MaxTokens = Annotated[
     int | None,
     Field(
         default=None,
         strict=True,
-        ge=256,
-        le=16_384,
+        ge=MAX_TOKENS_MIN,
+        le=MAX_TOKENS_MAX,
         description="Optional token budget for each page of the reply, 256–16,384. Tokens are "
         "estimated as the JSON of each shown item (memory, procedure, recall evidence) in "
         "characters / 4, the rule of accessible_field.approx_extra_tokens; the reply's fixed "

@@ -29,9 +29,6 @@ from memory.retrieval.paging import (
 )
 from memory.retrieval.policy import Paging
 
-MIN_TOKENS = 256  # room for any memory's fields (≤ ~250 tokens at worst) plus some content
-MAX_TOKENS = 16_384  # past this a default page (≤ ~9,200 tokens) is already smaller
-
 
 @dataclass(frozen=True)
 class Budget:
