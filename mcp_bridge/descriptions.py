@@ -9,6 +9,18 @@ from __future__ import annotations
 
 from memory.passages import MAX_PASSAGES, REMEMBER_PASSAGES
 
+
+def _budget(items: str) -> str:
+    return (
+        f"Optional `max_tokens` (256-16,384) caps each page: the {items} shown count as their "
+        "JSON characters / 4, the estimate accessible_field.approx_extra_tokens uses. Items "
+        "keep rank order and a page takes them while they fit; the rest wait behind "
+        "continue_from, which keeps the same budget. A page's first memory too long for the "
+        "budget is shown cut, with content_truncated: true and content_chars (its full "
+        "length), never skipped; a procedure is never cut.\n"
+    )
+
+
 _ERRORS_COMMON = (
     "Errors: invalid_input (not retryable) - fix the fields named in error.field_errors "
     "(dotted paths such as procedure.steps[0]) and call again; nothing was written and the "
@@ -28,7 +40,8 @@ ACTIVATE = (
     "memory_state 'cold_start' means the scope is empty: read one stable project document, "
     "then slowave_remember only durable facts not otherwise observable, one claim each. A "
     "'historical' memory was superseded; prefer the 'current' one.\n"
-    "Next: use what was shown, slowave_remember durable claims as you learn them, "
+    + _budget("memories and procedures")
+    + "Next: use what was shown, slowave_remember durable claims as you learn them, "
     "slowave_recall when the question shifts, slowave_feedback on every item shown, and "
     "finish with slowave_commit.\n"
     + _ERRORS_COMMON
@@ -69,7 +82,8 @@ RECALL = (
     "more_available/continue_from. For the next page call again with ONLY session_id, scope "
     "and continue_from (no query, task_context or full evidence); a cursor always replays "
     "the same page. accessible_field says how much more exists without showing it.\n"
-    "Next: use the results, then slowave_feedback on every item shown under this "
+    + _budget("memories, procedures and evidence")
+    + "Next: use the results, then slowave_feedback on every item shown under this "
     "retrieval_id.\n"
     + _ERRORS_COMMON
     + " 'unknown session_id' or 'session is already ended' - call slowave_activate to open "

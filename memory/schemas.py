@@ -181,6 +181,29 @@ def parse_timestamp(value: str, path: str) -> datetime:
 
 
 Scope = Annotated[str, Field(description="Memory scope as kind:id, e.g. project:checkout-service.")]
+# A budget for working memory (retrieval/budget.py): estimated as the contract estimates
+# accessible_field.approx_extra_tokens, so what "fits" and what is announced agree.
+MAX_TOKENS_MIN = 256  # room for any memory's fields (≤ ~250 tokens at worst) and some text
+MAX_TOKENS_MAX = 16_384  # past this a default page (≤ ~12,000 tokens) is already smaller
+MaxTokens = Annotated[
+    int | None,
+    Field(
+        default=None,
+        strict=True,
+        ge=MAX_TOKENS_MIN,
+        le=MAX_TOKENS_MAX,
+        description="Optional token budget for each page of the reply, 256–16,384. Tokens are "
+        "estimated as the JSON of each shown item (memory, procedure, recall evidence) in "
+        "characters / 4, the rule of accessible_field.approx_extra_tokens; the reply's fixed "
+        "fields (ids, counts, warnings, accessible_field) are not counted. Items keep their "
+        "rank order and a page takes them while they fit: memories, then procedures, then "
+        "associated memories; the rest wait on later pages (continue_from, which replays this "
+        "budget). A page's first memory too long for the budget is shown cut to its "
+        "best-matching sentences with content_truncated and content_chars, never skipped; a "
+        "procedure is never cut, so one larger than the budget fills a page alone. Omit for "
+        "the default pages.",
+    ),
+]
 
 
 class ActivateIn(Strict):
@@ -203,6 +226,7 @@ class ActivateIn(Strict):
     semantic_context: str | None = Field(
         default=None, max_length=4_000, description="Extra free text to steer retrieval."
     )
+    max_tokens: MaxTokens = None
 
     _scope = field_validator("scope")(classmethod(lambda cls, v: check_scope(v)))
 
@@ -293,6 +317,7 @@ class RecallIn(Strict):
     continue_from: str | None = Field(
         default=None, description="cur_… cursor from a previous page."
     )
+    max_tokens: MaxTokens = None
 
     _scope = field_validator("scope")(classmethod(lambda cls, v: check_scope(v)))
 
@@ -313,6 +338,12 @@ class RecallIn(Strict):
                 raise RuleViolation(
                     "continue_from",
                     "continue_from is mutually exclusive with query, task_context, and full evidence",  # noqa: E501
+                )
+            if self.max_tokens is not None:
+                raise RuleViolation(
+                    "max_tokens",
+                    "max_tokens is mutually exclusive with continue_from: a cursor pages with "
+                    "the budget of the call that returned it",
                 )
         elif not self.query:
             raise RuleViolation("query", "query must be nonblank when continue_from is omitted")

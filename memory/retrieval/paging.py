@@ -13,6 +13,8 @@ from memory.text import stems
 
 # Rendering, not ranking: an excerpt is the same whatever policy ranked the item.
 CONTENT_LIMIT = DEFAULT_POLICY.paging.content_limit
+# The contract's token estimate (accessible_field, max_tokens budgets): serialised chars / 4.
+CHARS_PER_TOKEN = 4
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -20,9 +22,13 @@ def size(payload: dict[str, Any]) -> int:
     return len(json.dumps(payload, ensure_ascii=False, sort_keys=True))
 
 
-def excerpt(content: str, query: str) -> tuple[str, bool]:
-    """Content ≤ 1,024 chars: the sentences sharing most query terms, in original order."""
-    if len(content) <= CONTENT_LIMIT:
+def approx_tokens(chars: int) -> int:
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def excerpt(content: str, query: str, limit: int = CONTENT_LIMIT) -> tuple[str, bool]:
+    """Content ≤ `limit` chars: the sentences sharing most query terms, in original order."""
+    if len(content) <= limit:
         return content, False
     wanted = stems(query)
     sentences = _SENTENCE.split(content)
@@ -31,11 +37,11 @@ def excerpt(content: str, query: str) -> tuple[str, bool]:
     used = 0
     for i in ranked:
         cost = len(sentences[i]) + (1 if chosen else 0)
-        if used + cost <= CONTENT_LIMIT:
+        if used + cost <= limit:
             chosen.append(i)
             used += cost
     if not chosen:
-        return sentences[ranked[0]][:CONTENT_LIMIT], True
+        return sentences[ranked[0]][:limit], True
     return " ".join(sentences[i] for i in sorted(chosen)), True
 
 
@@ -51,6 +57,8 @@ class Entry:
     payload: dict[str, Any]
     parent: str | None = None
     weight: float = 0.0
+    # A memory's whole text, for cutting it to a token budget; never frozen in the catalog.
+    source: str = ""
     _chars: int | None = None
 
     @property
@@ -107,10 +115,8 @@ def build_pages(
         p_end = _pack(procedures, p_at, paging.procedure_items, paging.procedure_chars)
         page = Page(memory_offset=m_at, procedure_offset=p_at)
         page.memories = [e.as_json() for e in direct[m_at:m_end]]
-        page.memories += [
-            e.as_json()
-            for e in _neighbours(direct[m_at:m_end], associated, shown, paging.associated_per_page)
-        ]
+        near = page_neighbours(direct[m_at:m_end], associated, shown, paging.associated_per_page)
+        page.memories += [e.as_json() for e in near]
         page.procedures = [e.as_json() for e in procedures[p_at:p_end]]
         pages.append(page)
         m_at, p_at = m_end, p_end
@@ -118,9 +124,15 @@ def build_pages(
             return pages
 
 
-def _neighbours(
-    page: list[Entry], associated: dict[str, list[Entry]], shown: set[str], per_page: int
+def page_neighbours(
+    page: list[Entry],
+    associated: dict[str, list[Entry]],
+    shown: set[str],
+    per_page: int,
+    room: int | None = None,
 ) -> list[Entry]:
+    """Associated memories of a page's direct ones, best first; with `room` (chars left of a
+    token budget) only while they fit."""
     # The parent's final score (spec §7.5.4: weight × parent score).
     parent_score = {e.ref: cast(float, e.scores.get("score", 0.0)) for e in page}
     options = [n for e in page for n in associated.get(e.ref, [])]
@@ -130,6 +142,10 @@ def _neighbours(
     for entry in options:
         if entry.ref in shown:
             continue
+        if room is not None:
+            if entry.chars > room:
+                break
+            room -= entry.chars
         shown.add(entry.ref)
         chosen.append(entry)
         if len(chosen) == per_page:
@@ -148,5 +164,5 @@ def accessible_field(pages: list[dict[str, Any]], index: int) -> dict[str, Any]:
     return {
         "extra_candidates": len(memories) + len(procedures),
         "kinds": kinds,
-        "approx_extra_tokens": math.ceil(chars / 4),
+        "approx_extra_tokens": approx_tokens(chars),
     }

@@ -54,7 +54,12 @@ def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> 
         data.task, data.initial_goal, data.semantic_context, flatten_context(data.task_context)
     )
     prepared = retrieval_prepare(
-        scope=data.scope, kind="activate", cue=cue, evidence_mode="references", now=now
+        scope=data.scope,
+        kind="activate",
+        cue=cue,
+        evidence_mode="references",
+        now=now,
+        max_tokens=data.max_tokens,
     )
     with transaction.atomic():
         continuity, continuity_state = continuity_resolve(data=data, client=client, now=now)

@@ -56,7 +56,12 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
     context = _merged_context(session.task_context, data.task_context)
     cue = build_cue(data.query, data.semantic_context, flatten_context(context))
     prepared = retrieval_prepare(
-        scope=session.scope, kind="recall", cue=cue, evidence_mode=data.evidence, now=now
+        scope=session.scope,
+        kind="recall",
+        cue=cue,
+        evidence_mode=data.evidence,
+        now=now,
+        max_tokens=data.max_tokens,
     )
     with transaction.atomic():
         session_claim(session_id=data.session_id, scope=data.scope, now=now)

@@ -9,8 +9,9 @@ from typing import Any
 from memory import ids
 from memory.embeddings import get_embedder
 from memory.models import Cursor, Event, Exposure, Memory, Procedure, Retrieval, Session
+from memory.retrieval.budget import Budget, build_budget_pages, evidence_within
 from memory.retrieval.engine import Ranking, rank
-from memory.retrieval.paging import Entry, accessible_field, build_pages
+from memory.retrieval.paging import Entry, Page, accessible_field, build_pages
 from memory.retrieval.render import (
     episode_evidence,
     event_evidence,
@@ -33,6 +34,7 @@ def _entries(
             currency="historical" if it.obj.status == Memory.Status.STALE else "current",
             scores=it.details,
             payload=memory_payload(it.obj, scope=scope, query=query, pathway="direct"),
+            source=it.obj.content,
         )
         for it in ranking.memories
     ]
@@ -48,6 +50,7 @@ def _entries(
                 scores={"weight": w, "topical": round(t, 4)},
                 parent=ids.memory_ref(parent),
                 weight=w,
+                source=m.content,
                 payload=payloads.get(m.pk)
                 or payloads.setdefault(
                     m.pk, memory_payload(m, scope=scope, query=query, pathway="associated")
@@ -100,24 +103,40 @@ class Prepared:
     ranking: Ranking
     catalog: dict[str, Any]
     relevant_total: int
+    max_tokens: int | None = None
 
 
 def retrieval_prepare(
-    *, scope: str, kind: str, cue: str, evidence_mode: str, now: datetime
+    *,
+    scope: str,
+    kind: str,
+    cue: str,
+    evidence_mode: str,
+    now: datetime,
+    max_tokens: int | None = None,
 ) -> Prepared:
     """Rank and build the catalog (reads only; the query embedding happens here), so the
-    caller's write transaction, and the database's write lock, stay short."""
+    caller's write transaction, and the database's write lock, stay short.
+
+    `max_tokens`: the agent's budget per page, frozen into the pages so cursors replay it."""
     ranking = rank(scope=scope, cue=cue, kind=kind, now=now)
     direct, procedures, associated = _entries(ranking, scope=scope, query=cue, kind=kind)
-    pages = [vars(p) for p in build_pages(direct, procedures, associated, ranking.policy.paging)]
+    budget = None if max_tokens is None else Budget(max_tokens, cue)
+    built: list[Page] = (
+        build_pages(direct, procedures, associated, ranking.policy.paging)
+        if budget is None
+        else build_budget_pages(direct, procedures, associated, ranking.policy.paging, budget)
+    )
+    pages = [vars(p) for p in built]
     catalog: dict[str, Any] = {"pages": pages}
     if kind == "recall":
-        catalog["evidence"], catalog["evidence_truncated"] = _evidence(
-            ranking,
-            pages[0]["memories"],
-            full=evidence_mode == "full",
-        )
-    return Prepared(kind, cue, evidence_mode, ranking, catalog, len(direct))
+        evidence, truncated = _evidence(ranking, pages[0]["memories"], full=evidence_mode == "full")
+        if budget is not None:
+            first = pages[0]["memories"] + pages[0]["procedures"]
+            evidence, cut = evidence_within(evidence, budget.chars - sum(i["chars"] for i in first))
+            truncated = truncated or cut
+        catalog["evidence"], catalog["evidence_truncated"] = evidence, truncated
+    return Prepared(kind, cue, evidence_mode, ranking, catalog, len(direct), max_tokens)
 
 
 def retrieval_publish(
@@ -141,6 +160,7 @@ def retrieval_publish(
             "relative_margin": prepared.ranking.policy.admission.relative_margin,
             "cue": prepared.cue,
             "policy": prepared.ranking.policy.as_dict(),
+            **({} if prepared.max_tokens is None else {"max_tokens": prepared.max_tokens}),
         },
         embedder=get_embedder().name,
         created_at=now,

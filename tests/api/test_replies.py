@@ -145,6 +145,10 @@ def _second_session(api: Api, scope: str) -> str:
     recalled = api.post("recall", {**session, "query": QUERY, "evidence": "full"})
     assert recalled["more_available"] and recalled["procedures"][0]["steps"]
     page = api.post("recall", {**session, "continue_from": recalled["continue_from"]})
+    # A token budget shows the long memory cut, with its full length.
+    cue = "After how many seconds does the billing service retry failed request 7?"
+    budgeted = api.post("recall", {**session, "query": cue, "max_tokens": 256})
+    assert any(m.get("content_chars") == len(LONG) for m in budgeted["memories"]), budgeted
     shown = recalled["memories"][0]["memory_id"]
     api.post(
         "feedback",
@@ -156,7 +160,7 @@ def _second_session(api: Api, scope: str) -> str:
             ],
         },
     )
-    _answer_all(api, opened, recalled, page)
+    _answer_all(api, opened, recalled, page, budgeted)
     return opened["session_id"]
 
 

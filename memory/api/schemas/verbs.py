@@ -35,10 +35,18 @@ class ProvenanceOut(Out):
 class MemoryShownOut(Out):
     memory_id: str
     type: MemoryTypeOut
-    content: str = Field(description="≤1,024 chars: the best-matching sentences when longer")
+    content: str = Field(
+        description="≤1,024 chars: the best-matching sentences when longer (or, under "
+        "`max_tokens`, when the whole memory does not fit the page's budget)"
+    )
     pathway: Literal["direct", "associated"]
     currency: Literal["current", "historical"]
-    content_truncated: Literal[True] = ABSENT
+    content_truncated: Literal[True] = Field(
+        ABSENT, description="content shows only part of the memory (see `content`)"
+    )
+    content_chars: int = Field(
+        ABSENT, description="under `max_tokens`, a truncated memory's full length in characters"
+    )
     provenance: ProvenanceOut
 
 
@@ -75,7 +83,10 @@ class FieldLeftOut(Out):
 
     extra_candidates: int
     kinds: list[str]
-    approx_extra_tokens: int
+    approx_extra_tokens: int = Field(
+        description="ceil(serialised chars of the later pages' items / 4): the estimate "
+        "`max_tokens` budgets are counted in"
+    )
 
 
 class NothingLeftOut(Out):
