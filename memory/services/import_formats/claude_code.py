@@ -193,14 +193,14 @@ def claude_code_read(*, files: list[SourceFile], scope: str | None) -> HistoryPl
         _read_file(source, project, plan)
     for directory, (project, first) in projects.items():
         target = _scope_of(project, directory, scope, first)
-        for source, turn in _merged(project.turns):
+        for name, turn in _merged(project.turns):
             metadata: dict[str, Any] = {"source": "claude-code"}
             if turn.uuid is not None:
                 metadata["uuid"] = turn.uuid[:200]
             plan.add(
                 target,
                 records(
-                    source=source,
+                    source=name,
                     where=turn.where,
                     key=turn.key,
                     role=turn.role,
