@@ -43,8 +43,11 @@ class ImportIn(BaseModel):
     """Body of `POST /api/import`: what `slowave import FILE` reads, with the file inline."""
 
     model_config = ConfigDict(extra="forbid")
-    format: Literal["transcript", "export"] = Field(
-        "transcript", description="transcript: JSONL conversation lines; export: a Slowave export"
+    format: Literal["transcript", "export", "claude-code", "chatgpt"] = Field(
+        "transcript",
+        description="transcript: JSONL conversation lines; export: a Slowave export; "
+        "claude-code: one Claude Code session transcript (.jsonl); chatgpt: a ChatGPT "
+        "export's conversations.json",
     )
     content: str = Field(
         min_length=1,
@@ -52,11 +55,12 @@ class ImportIn(BaseModel):
         "SLOWAVE_IMPORT_MAX_BYTES bytes in UTF-8, as `slowave import` takes.",
     )
     scope: str | None = Field(
-        None, description="Target scope kind:id; required for transcripts, refused for exports."
+        None,
+        description="Target scope kind:id; required for transcripts, refused for exports; "
+        "claude-code defaults to project:<basename of the recorded cwd>, chatgpt to "
+        "project:chatgpt.",
     )
-    dry_run: bool = Field(
-        False, description="Transcripts only: validate and report, write nothing."
-    )
+    dry_run: bool = Field(False, description="Not for exports: validate and report, write nothing.")
     remap: bool = Field(False, description="Exports only: renumber integer ids already in use.")
 
     @field_validator("scope")
@@ -66,8 +70,8 @@ class ImportIn(BaseModel):
 
     @model_validator(mode="after")
     def _per_format(self) -> ImportIn:
-        if self.format == "transcript":
-            if self.scope is None:
+        if self.format != "export":
+            if self.scope is None and self.format == "transcript":
                 raise RuleViolation("scope", "scope is required for a transcript import")
             if self.remap:
                 raise RuleViolation("remap", "remap applies to format export only")

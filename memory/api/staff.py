@@ -114,6 +114,7 @@ async def import_file(request: HttpRequest) -> dict[str, Any]:
 
 def _import(request: HttpRequest) -> dict[str, Any]:
     from memory.services.export_load import export_import
+    from memory.services.import_formats import SourceFile, history_read, history_write
     from memory.services.imports import import_limit, import_lines
     from memory.services.transcripts import transcripts_import
 
@@ -131,6 +132,10 @@ def _import(request: HttpRequest) -> dict[str, Any]:
         with transaction.atomic():
             if body.format == "export":
                 return ok(export_import(lines=lines, now=now, remap=body.remap))
+            if body.format != "transcript":
+                files = [SourceFile(name="content", lines=lines)]
+                plan = history_read(format=body.format, files=files, scope=body.scope)
+                return ok(history_write(plan=plan, now=now, dry_run=body.dry_run))
             return ok(
                 transcripts_import(
                     lines=lines,

@@ -174,6 +174,20 @@ def transcripts_import(
     except RuleViolation as exc:
         raise InvalidInput.for_field_message("scope", exc.message) from None
     plan = transcript_parse(lines=lines)
+    return transcripts_write(plan=plan, scope=scope, now=now, dry_run=dry_run, progress=progress)
+
+
+def transcripts_write(
+    *,
+    plan: TranscriptPlan,
+    scope: str,
+    now: datetime,
+    dry_run: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Write a validated plan into `scope` (checked by the caller); keys already there are
+    skipped. The readers of other tools' history files (memory.services.import_formats)
+    build their plans from the same records and write through here."""
     existing = set(
         Session.objects.filter(scope=scope, import_key__in=list(plan.groups)).values_list(
             "import_key", flat=True

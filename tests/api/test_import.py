@@ -141,3 +141,46 @@ def test_it_loads_an_export_from_another_store_all_or_nothing(client, tmp_path: 
         "invalid_input",
     )
     assert "not a Slowave export" in header_missing["message"]
+
+
+def test_it_reads_claude_code_and_chatgpt_history_in_the_body(client) -> None:
+    staff = _bearer(staff=True)
+    turn = {
+        "type": "user",
+        "sessionId": "cc-rest-1",
+        "cwd": "/home/dev/src/rest-history",
+        "timestamp": "2026-05-08T13:56:00Z",
+        "message": {"role": "user", "content": "Staging lives in eu-west-1."},
+    }
+    noise = turn | {"message": {"role": "user", "content": [{"type": "tool_result"}]}}
+    body = {"format": "claude-code", "content": _jsonl([turn, noise])}
+    report = ok(post(client, "import", body, **staff))
+    assert (report["sessions_imported"], report["turns_kept"], report["turns_dropped"]) == (1, 1, 1)
+    assert report["scopes"][0]["scope"] == "project:rest-history"
+    assert ok(post(client, "import", body, **staff))["sessions_skipped"] == 1
+
+    bad = err(
+        post(client, "import", {**body, "content": _jsonl([turn, "{oops"])}, **staff),
+        400,
+        "invalid_input",
+    )
+    assert bad["message"].startswith("content:2: not valid JSON"), bad
+    remap = err(post(client, "import", {**body, "remap": True}, **staff), 400, "invalid_input")
+    assert remap["field_errors"][0]["path"] == "remap"
+
+    message = {
+        "author": {"role": "user"},
+        "create_time": 1775552400.0,
+        "content": {"content_type": "text", "parts": ["The cat is called Miso."]},
+    }
+    conversation = {
+        "id": "rest-conv",
+        "create_time": 1775552400.0,
+        "current_node": "n1",
+        "mapping": {"n1": {"id": "n1", "parent": None, "children": [], "message": message}},
+    }
+    scope = fresh_scope("chatgpt")
+    body = {"format": "chatgpt", "scope": scope, "content": json.dumps([conversation])}
+    assert ok(post(client, "import", {**body, "dry_run": True}, **staff))["would_import"] == 1
+    assert ok(post(client, "import", body, **staff))["sessions_imported"] == 1
+    assert Session.objects.get(scope=scope).import_key == "chatgpt:rest-conv"

@@ -1,4 +1,4 @@
-"""The `data` of the staff controls' replies: forget/unforget, and the two import reports."""
+"""The `data` of the staff controls' replies: forget/unforget, and the import reports."""
 
 from __future__ import annotations
 
@@ -40,4 +40,19 @@ class ExportImportOut(Out):
     memory_ids: dict[str, str] = Field(ABSENT, description="with remap: old sch_N → new sch_N")
 
 
-ImportOut = TranscriptImportOut | ExportImportOut
+class HistoryImportOut(Out):
+    format: Literal["claude-code", "chatgpt"]
+    dry_run: bool
+    files: int
+    sessions_imported: int
+    sessions_skipped: int = Field(description="sessions imported before, left as they were")
+    turns_kept: int = Field(description="user and assistant text turns read")
+    turns_dropped: int = Field(description="tool calls and results, thinking, hidden or meta turns")
+    records_skipped: int = Field(description="records of other kinds (summaries, system lines)")
+    events: int
+    episodes: int
+    scopes: list[TranscriptImportOut] = Field(description="what each scope received")
+    would_import: int = Field(ABSENT, description="dry runs only: the sessions to create")
+
+
+ImportOut = TranscriptImportOut | ExportImportOut | HistoryImportOut

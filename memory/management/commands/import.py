@@ -1,4 +1,5 @@
-"""`slowave import FILE --scope kind:id [--dry-run]`, or `--format export [--remap]`."""
+"""`slowave import FILE --scope kind:id [--dry-run]`, `--format export [--remap]`, or
+`--format claude-code|chatgpt PATH [--scope kind:id] [--dry-run]` for those tools' history."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from django.utils import timezone
 
 from memory.management.commands._common import SlowaveCommand
 from memory.services.export_load import export_import
+from memory.services.import_formats import FORMATS, SourceFile, history_read, history_write
+from memory.services.import_formats.sources import history_sources
 from memory.services.imports import import_check_size, import_limit, import_lines
 from memory.services.transcripts import transcripts_import
 
@@ -19,15 +22,26 @@ class Command(SlowaveCommand):
         "Import a JSONL transcript ({session_key, role, content, occurred_at?, metadata?} per "
         "line) into --scope, or a Slowave export with --format export. All or nothing: an "
         "export whose ids are already in use is refused with the colliding ids listed, unless "
-        "--remap renumbers them."
+        "--remap renumbers them. --format claude-code reads Claude Code session transcripts "
+        "(a .jsonl file, a project directory, or ~/.claude/projects), --format chatgpt a "
+        "ChatGPT export's conversations.json: their user and assistant text becomes ended "
+        "sessions; re-importing them changes nothing."
     )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument(
-            "file", help="UTF-8 JSONL file ('-' for stdin), at most SLOWAVE_IMPORT_MAX_BYTES"
+            "file",
+            help="UTF-8 file ('-' for stdin), at most SLOWAVE_IMPORT_MAX_BYTES; a directory "
+            "for --format claude-code or chatgpt",
         )
-        parser.add_argument("--scope", help="target scope for transcripts (kind:id)")
-        parser.add_argument("--format", choices=["transcript", "export"], default="transcript")
+        parser.add_argument(
+            "--scope",
+            help="target scope (kind:id); required for transcripts; for claude-code the "
+            "default is project:<basename of the recorded cwd>, for chatgpt project:chatgpt",
+        )
+        parser.add_argument(
+            "--format", choices=["transcript", "export", *FORMATS], default="transcript"
+        )
         parser.add_argument("--dry-run", action="store_true", help="validate and report only")
         parser.add_argument(
             "--remap",
@@ -58,6 +72,8 @@ class Command(SlowaveCommand):
         return import_lines(data=data, source=name)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["format"] in FORMATS:
+            return self._history(options)
         lines = self._lines(options["file"])
         now = timezone.now()
         if options["format"] == "export":
@@ -84,6 +100,39 @@ class Command(SlowaveCommand):
             self.emit({"ok": True, "data": report})
         else:
             self._print(report)
+
+    def _history(self, options: dict[str, Any]) -> None:
+        if options["remap"]:
+            raise CommandError("--remap applies to --format export only", returncode=2)
+        name = options["file"]
+        if name == "-":
+            files = [SourceFile(name="stdin", lines=self._lines(name))]
+        else:
+            files = history_sources(format=options["format"], path=Path(name))
+        plan = history_read(format=options["format"], files=files, scope=options["scope"])
+        with self.progress("Importing sessions", total=plan.sessions) as advance:
+            report = history_write(
+                plan=plan, now=timezone.now(), dry_run=options["dry_run"], progress=advance
+            )
+        if self.as_json:
+            self.emit({"ok": True, "data": report})
+            return
+        self._print_history(report)
+
+    def _print_history(self, report: dict[str, Any]) -> None:
+        if report["dry_run"]:
+            head = f"Dry run: would import {report['would_import']} session(s)"
+        else:
+            head = f"Imported {report['sessions_imported']} session(s)"
+        self.stdout.write(
+            f"{head} from {report['files']} file(s): {report['turns_kept']} turns kept, "
+            f"{report['turns_dropped']} dropped (tool calls and results, thinking, commands)"
+        )
+        for scope in report["scopes"]:
+            new = len(scope.get("would_create", scope["sessions_created"]))
+            self.stdout.write(
+                f"  {scope['scope']}: {new} new, {len(scope['sessions_skipped'])} already imported"
+            )
 
     def _print(self, report: dict[str, Any]) -> None:
         if "imported" in report:
