@@ -112,8 +112,9 @@ def _is_slow(item: pytest.Item, seen: dict[str, bool]) -> bool:
     for defs in info.name2fixturedefs.values() if info is not None else ():
         for fixturedef in defs:
             owner = getattr(fixturedef.func, "__module__", "") or ""
-            # This conftest's own fixtures run in-process (the export only once, when stale).
-            if owner != __name__ and _names_slow(owner, seen):
+            if owner == __name__:
+                continue  # this file's fixtures run in-process (the export once, when stale)
+            if _names_slow(owner, seen):
                 return True
             functions.append(fixturedef.func)
     return any(_names_slow(name, seen) for f in functions for name in _imports_in(f))
