@@ -53,13 +53,25 @@ SLOW_IMPORTS = (
     "mcp.client.stdio",  # stdio_client spawns `manage.py mcp_serve`
     "tests.pg_support",  # a PostgreSQL server
 )
-# In-process tests that are slow all the same: node id prefix -> why (from `--durations`).
+# Slow all the same, though nothing above shows it: node id prefix -> why. Measured with
+# `--durations` (seconds of wall clock on a loaded 2-core machine).
 SLOW_TESTS: dict[str, str] = {
     "tests/memory/test_blank_vectors.py::test_it_gives_tokenless_text_a_unit_vector_with_the_"
-    "model[torch]": "loads the sentence-transformers (torch) model",
-    "tests/memory/test_blank_vectors.py::test_a_": "encodes long texts batch by batch, 12-20 s",
+    "model[torch]": "loads the sentence-transformers (torch) model, 22 s",
+    "tests/memory/test_blank_vectors.py::test_a_": "long texts encoded batch by batch, 12-20 s",
     "tests/memory/test_onnx_embedder.py::test_it_gives_the_vectors_of_the_torch_model": "torch",
     "tests/memory/test_onnx_embedder.py::test_int8_weights_stay_close_to_torch": "torch",
+    "tests/bench/test_dense_model.py": "the bundled torch model, 63 s",
+    # memory.bench.load starts `slowave up` (load_server) or the floor server in a subprocess.
+    "tests/bench/test_load.py::test_it_runs_full_cycles": "a real `slowave up`, 44 s",
+    "tests/bench/test_load.py::test_it_reports_the_share_of_a_no_work": "two servers, 39 s",
+    "tests/bench/test_load.py::test_it_gives_the_floor": "the floor server, 9 s",
+    "tests/bench/test_longmemeval_slowave.py": "ingests haystacks with the real model, 5-26 s",
+    "tests/bench/test_store.py": "ingests and consolidates conversations, 4-8 s",
+    "tests/consolidation/test_bench.py::test_it_reports_the_clustering_rate": "scratch DB, 11 s",
+    "tests/consolidation/test_commands_and_tasks.py::test_it_runs_a_commits_follow_up_inline": (
+        "every pass run eagerly after a commit, 31 s"
+    ),
 }
 
 

@@ -64,11 +64,15 @@ def remember(
     occurred_at: str | None = None,
     now: datetime | None = None,
 ) -> list[str]:
-    """`slowave_remember` of each content, in one batch; the public ids (`sch_N`) in order."""
-    items: list[dict[str, Any]] = [{"content": c, "type": type_} for c in contents]
-    if occurred_at is not None:
-        for item in items:
-            item["occurred_at"] = occurred_at
+    """`slowave_remember`: the public ids (`sch_N`) in order. One content goes in the scalar
+    form, several in one batch, as an agent would send them."""
+    when = {"occurred_at": occurred_at} if occurred_at is not None else {}
+    if len(contents) == 1:
+        data = RememberIn(
+            scope=scope, session_id=session_id, content=contents[0], type=type_, **when
+        )
+        return [memory_remember(data=data, now=now or timezone.now())["memory_id"]]
+    items: list[dict[str, Any]] = [{"content": c, "type": type_, **when} for c in contents]
     reply = memory_remember(
         data=RememberIn(scope=scope, session_id=session_id, memories=items),
         now=now or timezone.now(),
@@ -79,7 +83,9 @@ def remember(
 def commit(
     session_id: str,
     *,
+    goal: str = GOAL,
     summary: str = "done",
+    verification: dict[str, str] | None = None,
     now: datetime | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
@@ -87,10 +93,10 @@ def commit(
     return session_commit(
         data=CommitIn(
             session_id=session_id,
-            final_goal=GOAL,
+            final_goal=goal,
             outcome="success",
             outcome_summary=summary,
-            verification=VERIFIED,
+            verification=verification or VERIFIED,
             **extra,
         ),
         now=now or timezone.now(),
