@@ -18,7 +18,10 @@ another process (or needs a service that is not this process):
 
 So a new test that uses `server_fixture`, `spawn_server`, `slowave(...)`, `live_server` or
 `subprocess` is slow without anyone marking it; one that calls the services in-process (the
-factories below) is fast. A test may also say `@pytest.mark.slow` itself.
+factories below) is fast. What this cannot see is a process started by the project's own code
+(memory.bench.load starts `slowave up`) or plain slowness: list those in SLOW_TESTS, or mark
+the test `@pytest.mark.slow` itself. `python -m pytest --collect-only -q -m slow FILE` shows
+how a file's tests came out.
 
 **Factories** (tests/factories.py) write through the real services; the fixtures here wrap
 the common ones for tests on the database (`scope`, `session`).

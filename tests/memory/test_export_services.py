@@ -18,7 +18,7 @@ from memory.services.export import export_scopes, scopes_export
 from memory.services.export_load import export_import
 from memory.services.feedback import feedback_submit
 from memory.services.forgetting import memory_forget
-from tests.factories import commit, fresh_scope, open_session, remember, retrieval, seeded_scope
+from tests.factories import commit, fresh_scope, remember, retrieval, seeded_scope
 
 pytestmark = pytest.mark.django_db
 
@@ -155,10 +155,9 @@ def test_a_file_that_is_not_an_export_is_refused_by_line(lines, message):
     assert Memory.objects.count() == before
 
 
-def test_export_scopes_checks_the_names_it_is_given():
-    scope, other = fresh_scope(), fresh_scope()
-    opened = open_session(scope)
-    remember(scope, opened["session_id"], FACTS[0])
+def test_export_scopes_checks_the_names_it_is_given(scope, session):
+    other = fresh_scope()
+    remember(scope, session["session_id"], FACTS[0])
     seeded_scope(FACTS[1], scope=other)
 
     assert export_scopes(scopes=[other, scope, scope]) == sorted({scope, other})
