@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
-VERIFIED = {"status": "verified", "summary": "checked by the test"}
+from tests import factories
+from tests.factories import VERIFIED
 
 
 def fresh_scope(name: str = "alpha", kind: str = "project") -> str:
-    return f"{kind}:{name}-{uuid.uuid4().hex[:8]}"
+    return factories.fresh_scope(name, kind)
 
 
 def ok(envelope: dict[str, Any]) -> dict[str, Any]:

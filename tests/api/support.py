@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
-VERIFIED = {"status": "verified", "summary": "checked by the test"}
+from tests import factories
+from tests.factories import VERIFIED
 
 
 def fresh_scope(name: str = "api") -> str:
-    return f"project:{name}-{uuid.uuid4().hex[:8]}"
+    return factories.fresh_scope(name)
 
 
 def post(client: Any, path: str, body: Any, **extra: Any) -> Any:

@@ -36,6 +36,7 @@ from tests.fuzz.checks import (
     rest_problems,
     text_problems,
 )
+from tests.fuzz.frames import Drawn, run_frame_examples
 from tests.fuzz.seed import seed_pool, sweep_target
 from tests.fuzz.values import Pool, hostile_values, pick, run_examples
 
@@ -132,10 +133,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def _finish(findings: Findings, server: Server, at_least: int) -> None:
-    log = (server.home / "up.log").read_text()
-    assert not text_problems(log), "the server logged a traceback:\n" + log[-6000:]
-    assert not findings.seen, findings.report()
-    assert findings.calls >= at_least and findings.refused > 0, (findings.calls, findings.refused)
+    findings.assert_clean(log=(server.home / "up.log").read_text(), at_least=at_least)
 
 
 def _quoted(value: Any) -> str:
@@ -398,35 +396,26 @@ def _mcp_reply_problems(sent: Any, status: int, reply: bytes) -> tuple[list[str]
 def test_it_answers_every_fuzzed_mcp_http_call_with_an_envelope_or_json_rpc_error(
     server: Server,
 ) -> None:
-    findings, pool = Findings(), server.pool
+    findings = Findings()
 
-    def example(data: st.DataObject) -> None:
-        request_id = next(server.ids)
-        kind = data.draw(st.integers(0, 9))
-        tool: str | None = None
-        if kind < 8:
-            frame, tool = data.draw(wire.call_frames(pool, request_id))
-        else:
-            frame = data.draw(wire.hostile_frames(pool, request_id))
-        body = wire.encoded(frame, raw_utf8=data.draw(st.integers(0, 5)) == 0)
-        if data.draw(st.integers(0, 11)) == 0:
-            body = data.draw(wire.corrupted(body))
+    def exchange(data: st.DataObject, drawn: Drawn) -> list[Any]:
         headers = _mcp_headers(data, server)
 
         def send() -> tuple[Any, list[str], bool]:
-            status, reply = server.request("POST", "/mcp", body, headers)
-            problems, refused = _mcp_reply_problems(frame, status, reply)
+            status, reply = server.request("POST", "/mcp", drawn.line, headers)
+            problems, refused = _mcp_reply_problems(drawn.frame, status, reply)
             return (status, reply), problems, refused
 
-        status, reply = findings.guarded("mcp-http", str(tool), frame, server.db_path, send)
-        if status == 200 and tool in bodies.TOOLS:
-            answer = json.loads(reply)
-            result = answer.get("result") if isinstance(answer, dict) else None
-            envelope = (result or {}).get("structuredContent") or {}
-            if envelope.get("ok"):
-                pool.learn(tool, frame["params"]["arguments"], envelope["data"])
+        status, reply = findings.guarded(
+            "mcp-http", str(drawn.tool), drawn.frame, server.db_path, send
+        )
+        if status != 200 or drawn.tool not in bodies.TOOLS:
+            return []
+        answer = json.loads(reply)
+        result = answer.get("result") if isinstance(answer, dict) else None
+        return [(result or {}).get("structuredContent") or {}]
 
-    run_examples(350, example)
+    run_frame_examples(350, pool=server.pool, next_id=lambda: next(server.ids), exchange=exchange)
     _finish(findings, server, 350)
 
 

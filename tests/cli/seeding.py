@@ -1,4 +1,4 @@
-"""Memory built the way agents build it (through the services), for CLI tests to act on.
+"""Memory built the way agents build it (tests/factories.py), for CLI tests to act on.
 
 Runs inside a `slowave`-like subprocess (see runner.run_python), never in the pytest process.
 """
@@ -9,14 +9,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn
-from memory.services.activate import session_activate
-from memory.services.commit import session_commit
+from memory.schemas import FeedbackIn
 from memory.services.feedback import feedback_submit
 from memory.services.forgetting import memory_forget
-from memory.services.recall import retrieval_recall
-from memory.services.remember import memory_remember
 from memory.services.sessions import ClientInfo
+from tests.factories import commit, open_session, recall, remember
 
 FACTS = [
     "The staging deploy needs database migrations applied before the release tag.",
@@ -28,50 +25,22 @@ CLIENT = ClientInfo(name="cli-test", version="1", identity="tester")
 
 
 def _commit(session_id: str, **extra: Any) -> None:
-    session_commit(
-        data=CommitIn(
-            session_id=session_id,
-            final_goal="done",
-            outcome="success",
-            outcome_summary="Finished.",
-            verification={"status": "verified", "summary": "checked"},
-            **extra,
-        ),
-        now=timezone.now(),
-    )
+    verification = {"status": "verified", "summary": "checked"}
+    commit(session_id, goal="done", summary="Finished.", verification=verification, **extra)
 
 
 def seed(scope: str) -> dict[str, Any]:
     """Four facts; one shown and judged stale, the others used; one forgotten; a procedure."""
     now = timezone.now()
-    first = session_activate(
-        data=ActivateIn(task="Record deploy notes", initial_goal="notes", scope=scope),
-        client=CLIENT,
-        now=now,
-    )
-    stored = memory_remember(
-        data=RememberIn(
-            scope=scope,
-            session_id=first["session_id"],
-            memories=[
-                {"content": c, "type": "fact", "occurred_at": "2026-03-01T09:00:00Z"} for c in FACTS
-            ],
-        ),
-        now=now,
-    )
-    ids = [r["data"]["memory_id"] for r in stored["results"]]
+    first = open_session(scope, "Record deploy notes", goal="notes", client=CLIENT, now=now)
+    ids = remember(scope, first["session_id"], *FACTS, occurred_at="2026-03-01T09:00:00Z", now=now)
     _commit(first["session_id"])
-    second = session_activate(
-        data=ActivateIn(
-            task=(
-                "Staging deploy needs database migrations before the release tag?\n"
-                "Staging deploy uses the blue environment on Tuesdays?"
-            ),
-            initial_goal="deploy",
-            scope=scope,
-        ),
+    second = open_session(
+        scope,
+        "Staging deploy needs database migrations before the release tag?\n"
+        "Staging deploy uses the blue environment on Tuesdays?",
+        goal="deploy",
         client=CLIENT,
-        now=timezone.now(),
     )
     shown = [m["memory_id"] for m in second["memories"]]
     assert len(shown) >= 2, second
@@ -128,27 +97,9 @@ RETRY_FACTS = [
 def seed_paged_recall(scope: str) -> dict[str, Any]:
     """More related facts than one page holds, recalled once: page one shown (its first item
     judged used, the rest irrelevant), the rest not."""
-    opened = session_activate(
-        data=ActivateIn(task="Record retry notes", initial_goal="notes", scope=scope),
-        client=CLIENT,
-        now=timezone.now(),
-    )
-    memory_remember(
-        data=RememberIn(
-            scope=scope,
-            session_id=opened["session_id"],
-            memories=[{"content": c, "type": "fact"} for c in RETRY_FACTS],
-        ),
-        now=timezone.now(),
-    )
-    reply = retrieval_recall(
-        data=RecallIn(
-            session_id=opened["session_id"],
-            scope=scope,
-            query="How many times do services retry failed requests?",
-        ),
-        now=timezone.now(),
-    )
+    opened = open_session(scope, "Record retry notes", goal="notes", client=CLIENT)
+    remember(scope, opened["session_id"], *RETRY_FACTS)
+    reply = recall(scope, opened["session_id"], "How many times do services retry failed requests?")
     shown = [m["memory_id"] for m in reply["memories"]]
     feedback_submit(
         data=FeedbackIn(

@@ -1,7 +1,8 @@
 """In-process helpers for consolidation tests: sessions built through the memory services.
 
 Every write goes through the services the MCP tools call (activate, remember, feedback, commit,
-transcript import); tests then run passes and read the database.
+transcript import): the session helpers are tests/factories.py's, with the signatures these
+tests were written against. Tests then run passes and read the database.
 """
 
 from __future__ import annotations
@@ -17,37 +18,25 @@ from consolidation.services.passes import BY_NAME, CONSOLIDATION_PASSES, passes_
 from consolidation.services.runs import PassResult
 from memory.ids import memory_pk
 from memory.models import Memory
-from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RememberIn
-from memory.services.activate import session_activate
-from memory.services.commit import session_commit
+from memory.schemas import FeedbackIn
 from memory.services.feedback import feedback_submit
-from memory.services.remember import memory_remember
-from memory.services.sessions import ClientInfo
 from memory.services.transcripts import transcripts_import
+from tests import factories
 
-VERIFIED = {"status": "verified", "summary": "checked by the test"}
-
-
-def fresh_scope(name: str = "alpha", kind: str = "project") -> str:
-    return f"{kind}:{name}-{uuid.uuid4().hex[:8]}"
+fresh_scope = factories.fresh_scope
 
 
 def activate(scope: str, task: str, now: datetime | None = None) -> dict[str, Any]:
-    return session_activate(
-        data=ActivateIn(task=task, initial_goal="finish the task", scope=scope),
-        client=ClientInfo(),
-        now=now or timezone.now(),
-    )
+    return factories.open_session(scope, task, now=now)
 
 
 def remember(
     scope: str, session_id: str, content: str, now: datetime | None = None, type_: str = "fact"
 ) -> int:
-    reply = memory_remember(
-        data=RememberIn(scope=scope, session_id=session_id, content=content, type=type_),
-        now=now or timezone.now(),
-    )
-    return memory_pk(reply["memory_id"])
+    (memory_id,) = factories.remember(scope, session_id, content, type_=type_, now=now)
+    pk = memory_pk(memory_id)
+    assert pk is not None, memory_id
+    return pk
 
 
 def feedback_all(
@@ -75,17 +64,7 @@ def commit(
     summary: str = "done",
     trajectory: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
-    return session_commit(
-        data=CommitIn(
-            session_id=session_id,
-            final_goal="finish the task",
-            outcome="success",
-            outcome_summary=summary,
-            verification=VERIFIED,
-            trajectory=trajectory,
-        ),
-        now=now or timezone.now(),
-    )
+    return factories.commit(session_id, summary=summary, now=now, trajectory=trajectory)
 
 
 def import_sessions(

@@ -220,6 +220,13 @@ class Findings:
         self.check(surface, route, request, reply, problems)
         return reply
 
+    def assert_clean(self, *, log: str, at_least: int) -> None:
+        """The end of a run: no traceback in the server's log, no problem seen, and at least
+        `at_least` calls made, some of them refused (else the fuzzing missed its target)."""
+        assert not text_problems(log), "the server logged a traceback:\n" + log[-6000:]
+        assert not self.seen, self.report()
+        assert self.calls >= at_least and self.refused > 0, (self.calls, self.refused)
+
     def report(self) -> str:
         lines = [f"{len(self.seen)} distinct problems in {self.calls} calls:"]
         for key, example in self.seen.items():

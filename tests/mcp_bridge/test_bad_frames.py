@@ -7,98 +7,24 @@ request id when the frame still shows it), then checks that the server still ans
 
 from __future__ import annotations
 
-import json
-import os
-import queue
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.e2e_support import REPO_ROOT, server_args, server_env
+from tests.raw_stdio import RawStdio, raw_stdio
 
 REPLY_WITHIN_SECONDS = 15.0  # one reply from a warm server, on a busy machine
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 DEEP = "[" * 5000 + "]" * 5000
 
 
-class RawServer:
-    """`mcp_serve` on pipes: frames in as text lines, replies out as parsed JSON."""
-
-    def __init__(self, home: Path) -> None:
-        self.stderr_path = home / "stderr.log"
-        self._stderr = self.stderr_path.open("w")
-        self.process = subprocess.Popen(
-            [sys.executable, *server_args()],
-            cwd=REPO_ROOT,
-            env=server_env(home, {"SLOWAVE_EMBEDDER": "hash"}) | {"PATH": os.environ["PATH"]},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-        )
-        self._lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._lines.put(line)
-
-    def send(self, frame: bytes | str | dict[str, Any]) -> None:
-        text = frame if isinstance(frame, str | bytes) else json.dumps(frame)
-        assert self.process.stdin is not None
-        self.process.stdin.write((text if isinstance(text, bytes) else text.encode()) + b"\n")
-        self.process.stdin.flush()
-
-    def reply(self) -> dict[str, Any]:
-        try:
-            line = self._lines.get(timeout=REPLY_WITHIN_SECONDS)
-        except queue.Empty:
-            pytest.fail(f"no reply within {REPLY_WITHIN_SECONDS} s")
-        frame: dict[str, Any] = json.loads(line)
-        return frame
-
-    def request(self, request_id: int, method: str, params: dict[str, Any] | None = None) -> Any:
-        frame: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            frame["params"] = params
-        self.send(frame)
-        reply = self.reply()
-        assert reply["id"] == request_id and "result" in reply, reply
-        return reply["result"]
-
-    def close(self) -> str:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
-        self._stderr.close()
-        return self.stderr_path.read_text()
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
-    raw = RawServer(tmp_path_factory.mktemp("bad-frames"))
-    try:
-        raw.request(
-            1,
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw-frames", "version": "1"},
-            },
-        )
-        raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawStdio]:
+    home = tmp_path_factory.mktemp("bad-frames")
+    with raw_stdio(home, client_name="raw-frames", reply_within=REPLY_WITHIN_SECONDS) as raw:
         # A tool call waits for migrations, so their output is over before the cases log.
         raw.request(2, "tools/call", {"name": "slowave_recall", "arguments": {}})
         yield raw
-    finally:
-        if raw.process.poll() is None:
-            raw.close()
 
 
 def _call(request_id: int, arguments: str) -> str:
@@ -174,10 +100,10 @@ CASES = [
     ids=[case[0] for case in CASES],
 )
 def test_it_answers_an_unparseable_frame_with_a_json_rpc_error(
-    server: RawServer, frame: bytes | str, code: int, request_id: int | str | None, words: str
+    server: RawStdio, frame: bytes | str, code: int, request_id: int | str | None, words: str
 ) -> None:
     server.send(frame)
-    reply = server.reply()
+    reply = server.read()
     assert reply["jsonrpc"] == "2.0" and "result" not in reply, reply
     assert reply["id"] == request_id, reply
     assert reply["error"]["code"] == code, reply
@@ -187,12 +113,12 @@ def test_it_answers_an_unparseable_frame_with_a_json_rpc_error(
 
 
 def test_it_logs_one_stderr_line_per_refused_frame_and_answers_no_broken_response(
-    server: RawServer,
+    server: RawStdio,
 ) -> None:
     # JSON-RPC forbids replying to a response, even a broken one: the next reply is the "{"'s.
     server.send('{"jsonrpc":"2.0","id":3,"result":"not an object"}')
     server.send("{")
-    assert server.reply() == {
+    assert server.read() == {
         "jsonrpc": "2.0",
         "id": None,
         "error": {

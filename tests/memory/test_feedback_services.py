@@ -6,11 +6,9 @@ import pytest
 from django.utils import timezone
 
 from memory.models import FeedbackEvent, Memory
-from memory.schemas import ActivateIn, FeedbackIn, RememberIn
-from memory.services.activate import session_activate
+from memory.schemas import FeedbackIn
 from memory.services.feedback import feedback_submit
-from memory.services.remember import memory_remember
-from memory.services.sessions import ClientInfo
+from tests.factories import open_session, remember, retrieval
 
 pytestmark = pytest.mark.django_db
 SCOPE = "project:unit"
@@ -18,27 +16,13 @@ SCOPE = "project:unit"
 
 def _shown_memory() -> tuple[str, str]:
     now = timezone.now()
-    seed = session_activate(
-        data=ActivateIn(task="seed", initial_goal="g", scope=SCOPE), client=ClientInfo(), now=now
+    seed = open_session(SCOPE, "seed", goal="g", now=now)
+    (memory_id,) = remember(
+        SCOPE, seed["session_id"], "Invoices are generated on the first day of the month", now=now
     )
-    stored = memory_remember(
-        data=RememberIn(
-            scope=SCOPE,
-            session_id=seed["session_id"],
-            content="Invoices are generated on the first day of the month",
-            type="fact",
-        ),
-        now=now,
-    )
-    opened = session_activate(
-        data=ActivateIn(
-            task="When are invoices generated each month?", initial_goal="g", scope=SCOPE
-        ),
-        client=ClientInfo(),
-        now=now,
-    )
-    assert [m["memory_id"] for m in opened["memories"]] == [stored["memory_id"]]
-    return opened["retrieval_id"], stored["memory_id"]
+    opened = retrieval(SCOPE, "When are invoices generated each month?", goal="g", now=now)
+    assert [m["memory_id"] for m in opened["memories"]] == [memory_id]
+    return opened["retrieval_id"], memory_id
 
 
 def _send(retrieval_id: str, memory_id: str, **entry) -> dict:

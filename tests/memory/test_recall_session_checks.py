@@ -10,21 +10,16 @@ from django.utils import timezone
 
 from memory.errors import InvalidInput
 from memory.models import Event, Exposure, Retrieval, Session
-from memory.schemas import ActivateIn, RecallIn
-from memory.services.activate import session_activate
+from memory.schemas import RecallIn
 from memory.services.recall import retrieval_recall
-from memory.services.sessions import ClientInfo
+from tests.factories import open_session
 
 pytestmark = pytest.mark.django_db
 SCOPE = "project:recall-checks"
 
 
 def _open() -> str:
-    return session_activate(
-        data=ActivateIn(task="look things up", initial_goal="g", scope=SCOPE),
-        client=ClientInfo(),
-        now=timezone.now(),
-    )["session_id"]
+    return open_session(SCOPE, "look things up", goal="g")["session_id"]
 
 
 def _refused(session_id: str, scope: str, *, later: timedelta = timedelta()) -> InvalidInput:
