@@ -8,7 +8,7 @@ from django.utils import timezone
 from memory.models import FeedbackEvent, Memory
 from memory.schemas import FeedbackIn
 from memory.services.feedback import feedback_submit
-from tests.factories import open_session, remember, retrieval
+from tests.factories import open_session, recall, remember, retrieval
 
 pytestmark = pytest.mark.django_db
 SCOPE = "project:unit"
@@ -133,37 +133,19 @@ def test_it_rejects_each_invalid_memory_assessment(entry, reason):
 def _shown_twice() -> tuple[str, str, list[str]]:
     """Two retrievals (an activation and a recall) of one session that both show two facts."""
     now = timezone.now()
-    seed = session_activate(
-        data=ActivateIn(task="seed", initial_goal="g", scope=SCOPE), client=ClientInfo(), now=now
-    )
-    ids = [
-        memory_remember(
-            data=RememberIn(scope=SCOPE, session_id=seed["session_id"], content=text, type="fact"),
-            now=now,
-        )["memory_id"]
-        for text in (
-            "Invoices are generated on the first day of the month",
-            "Invoices are generated in euros for European customers",
-        )
-    ]
-    opened = session_activate(
-        data=ActivateIn(task="How are invoices generated?", initial_goal="g", scope=SCOPE),
-        client=ClientInfo(),
+    seed = open_session(SCOPE, "seed", goal="g", now=now)
+    ids = remember(
+        SCOPE,
+        seed["session_id"],
+        "Invoices are generated on the first day of the month",
+        "Invoices are generated in euros for European customers",
         now=now,
     )
-    recalled = recall(opened["session_id"], "How are invoices generated?")
+    opened = retrieval(SCOPE, "How are invoices generated?", goal="g", now=now)
+    recalled = recall(SCOPE, opened["session_id"], "How are invoices generated?")
     for shown in (opened, recalled):
         assert sorted(m["memory_id"] for m in shown["memories"]) == sorted(ids)
     return opened["retrieval_id"], recalled["retrieval_id"], ids
-
-
-def recall(session_id: str, query: str) -> dict:
-    from memory.schemas import RecallIn
-    from memory.services.recall import retrieval_recall
-
-    return retrieval_recall(
-        data=RecallIn(session_id=session_id, scope=SCOPE, query=query), now=timezone.now()
-    )
 
 
 def test_it_applies_one_calls_records_in_order_as_separate_calls_would():
