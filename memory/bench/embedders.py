@@ -4,8 +4,10 @@
 
 For onnx-fp32, onnx-int8 and torch: seconds from process start to the first vector (imports,
 model load, one encode), resident memory then and at its peak, the median latency of one short
-query, and texts per second over a batch of 256 conversation-like sentences (~100 characters).
-A measurement, not a test: on a shared machine the numbers are noisy.
+query, texts per second over a batch of 256 conversation-like sentences (~100 characters), and
+seconds for the whole-text vectors of a remember of 64 memories of 8,000 characters (each read
+to the model's 256 tokens). `slowave bench scale` prints the same rows beside its own run.
+A measurement, not a test: on a shared machine the numbers are noisy; compare rows of one run.
 """
 
 from __future__ import annotations
@@ -37,6 +39,18 @@ def sentences(count: int = 256) -> list[str]:
     for i in range(count):
         speaker, topic = SPEAKERS[i % len(SPEAKERS)], TOPICS[(i // 4) % len(TOPICS)]
         out.append(f"{speaker}: she {topic} (turn {i}).")
+    return out
+
+
+def long_texts(count: int = 64, chars: int = 8000) -> list[str]:
+    """`count` distinct texts of `chars` characters, sentences of the turns above."""
+    out = []
+    for i in range(count):
+        text, k = "", 0
+        while len(text) < chars:
+            text += sentences(1 + (i + k) % 255)[-1] + " "
+            k += 1
+        out.append(text[:chars])
     return out
 
 
@@ -76,6 +90,10 @@ def measure_one(mode: str, models: Path, repeat: int) -> dict[str, Any]:
         start = time.perf_counter()
         embedder.encode(batch)
         runs.append(time.perf_counter() - start)
+    long = long_texts()
+    start = time.perf_counter()
+    embedder.encode(long)
+    long_seconds = time.perf_counter() - start
     memory = _rss_mb()
     return {
         "mode": mode,
@@ -85,7 +103,32 @@ def measure_one(mode: str, models: Path, repeat: int) -> dict[str, Any]:
         "query_p50_ms": round(statistics.median(singles) * 1000, 2),
         "batch_texts_per_second": round(len(batch) / statistics.median(runs), 1),
         "batch_chars_mean": round(sum(map(len, batch)) / len(batch)),
+        "long_64x8000_seconds": round(long_seconds, 2),
     }
+
+
+def measure_modes(models: Path, *, modes: tuple[str, ...] = MODES, repeat: int = 3) -> list[dict]:
+    """One fresh process per mode, one after another, so the rows share the machine's state."""
+    rows = []
+    for mode in modes:
+        child = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "memory.bench.embedders",
+                "--one",
+                mode,
+                "--models",
+                str(models),
+                "--repeat",
+                str(repeat),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        rows.append(json.loads(child.stdout.strip().splitlines()[-1]))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,15 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     if options.one:
         print(json.dumps(measure_one(options.one, Path(options.models), options.repeat)))
         return 0
-    rows = []
-    for mode in MODES:
-        child = subprocess.run(
-            [sys.executable, "-m", "memory.bench.embedders", "--one", mode, *sys.argv[1:]],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        rows.append(json.loads(child.stdout.strip().splitlines()[-1]))
+    rows = measure_modes(Path(options.models), repeat=options.repeat)
     columns = list(rows[0])
     print(" | ".join(columns))
     for row in rows:

@@ -13,6 +13,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 from rich.console import Console
 
+from memory.bench.embedders import MODES, measure_modes
+
 EMBEDDERS = ["onnx", "onnx-int8", "sentence-transformers", "hash"]
 
 
@@ -64,6 +66,12 @@ class Command(BaseCommand):
         )
         scale.add_argument("--db", help="SQLite file to use (default: a temporary one)")
         scale.add_argument("--out", help="write the JSON report here")
+        scale.add_argument(
+            "--embedders",
+            default="onnx-fp32,onnx-int8,torch",
+            help="also measure these embedders, each in a fresh process, in the same run "
+            "(comma-separated; '' for none)",
+        )
         consolidate = sub.add_parser(
             "consolidate", help="clustering pass throughput (synthetic episodes)"
         )
@@ -153,12 +161,19 @@ class Command(BaseCommand):
         if options["vector_backend"]:
             settings.SLOWAVE_VECTOR_BACKEND = options["vector_backend"]
         _use_scratch_database(options["db"])
+        modes = tuple(m.strip() for m in options["embedders"].split(",") if m.strip())
+        unknown = sorted(set(modes) - set(MODES))
+        if unknown:
+            raise CommandError(f"--embedders: unknown {', '.join(unknown)}; one of {MODES}")
         report = run_scale(
             memories=options["memories"],
             scopes=options["scopes"],
             queries=options["queries"],
             log=lambda m: self.stderr.write(m),
         )
+        if modes:
+            self.stderr.write(f"measuring embedders: {', '.join(modes)}")
+            report["embedders"] = measure_modes(Path(settings.SLOWAVE_MODEL_DIR), modes=modes)
         self._emit(report, options["out"])
 
     def _locomo(self, options) -> None:

@@ -1,0 +1,63 @@
+"""`slowave bench scale`: its report, and the embedders it measures beside its own run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from django.conf import settings
+
+from tests.conftest import REPO_ROOT
+
+ENTRY = "import sys; from slowave_site.cli import main; main(sys.argv[1:])"
+
+
+def _bench(tmp_path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SLOWAVE_HOME": str(tmp_path / "home")}
+    env["SLOWAVE_MODEL_DIR"] = str(settings.SLOWAVE_MODEL_DIR)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            ENTRY,
+            "bench",
+            "scale",
+            "--memories",
+            "24",
+            "--scopes",
+            "2",
+            "--queries",
+            "4",
+            "--embedder",
+            "hash",
+            "--db",
+            str(tmp_path / "scale.sqlite3"),
+            *extra,
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_it_measures_the_named_embedders_each_in_its_own_process(tmp_path):
+    done = _bench(tmp_path, "--embedders", "onnx-fp32,onnx-int8")
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["memories"] == 24 and report["embedder"] == "hash-384"
+    rows = report["embedders"]
+    assert [row["mode"] for row in rows] == ["onnx-fp32", "onnx-int8"]
+    for row in rows:
+        assert row["query_p50_ms"] > 0 and row["batch_texts_per_second"] > 0
+        assert row["long_64x8000_seconds"] > 0 and row["rss_after_load_mb"] > 0
+
+
+def test_it_skips_the_embedders_when_told_and_refuses_unknown_ones(tmp_path):
+    done = _bench(tmp_path, "--embedders", "")
+    assert done.returncode == 0 and "embedders" not in json.loads(done.stdout)
+    refused = _bench(tmp_path, "--embedders", "onnx-fp32,bert")
+    assert refused.returncode != 0 and "unknown bert" in refused.stderr
