@@ -40,8 +40,8 @@ from mcp.shared.message import SessionMessage
 from mcp_bridge.frames import Rejection, StdinFrames, claimed_stdin
 from mcp_bridge.tools import TOOLS
 from memory.errors import InvalidInput, SlowaveError, as_slowave_error
+from memory.http.workers import admitted
 from memory.schemas import parse_input
-from slowave_site.http_workers import admitted
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ while any of them serves) and warming its own embedding model. `slowave up` sets
 SERVER_PROCESS_ENV before uvicorn starts the processes; a single-process `up` registers and
 warms in the command itself, and so does nothing here. Also `serve`, which starts them
 (uvicorn's supervisor, on a socket of our own). Does not live here: the migrations and the
-embedded worker (memory.management.commands.up).
+embedded worker (slowave_site/management/commands/up.py).
 """
 
 from __future__ import annotations

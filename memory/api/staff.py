@@ -3,7 +3,7 @@
 Every route here takes a staff user's token (StaffAuth) and calls the same services as the
 `slowave forget|unforget|import` commands; the actor recorded is `api:<user>`. The routes are
 async only to run that work (body parsing, the service) in the HTTP worker pool the agent
-verbs use (slowave_site.http_workers), as verbs.py explains.
+verbs use (memory.http.workers), as verbs.py explains.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from memory.api.auth import StaffAuth, caller_of
 from memory.api.bodies import ImportIn, ReasonIn, body_doc, parse_body
 from memory.api.replies import STAFF, ControlReply, ImportReply, ok, reply_doc
 from memory.errors import InvalidInput
-from slowave_site.http_workers import run_in_http_worker
+from memory.http.workers import run_in_http_worker
 
 router = Router()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from consolidation.management.commands._shared import PassCommand, process_started_at, report
 from consolidation.scheduler import embedded_mode, worker_argv
 from consolidation.services.passes import ALL_PASSES, passes_run
+from slowave_site.celery import app
 
 
 class Command(PassCommand):
@@ -34,7 +35,5 @@ class Command(PassCommand):
             )
             report(self, results, as_json=options["json"])
             return
-        from slowave_site.celery import app
-
         beat = options["beat"] or embedded_mode()
         app.worker_main(argv=worker_argv(beat=beat, loglevel=options["loglevel"]))

@@ -9,7 +9,6 @@ reads and embedding run side by side, writers still take turns on the busy timeo
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import signal
@@ -19,31 +18,12 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from consolidation.scheduler import start_embedded_worker, stop_worker
+from memory.embeddings import warm_up_in_background
 from memory.services.holders import store_hold
 from slowave_site.server_process import SERVER_PROCESS_ENV, serve
 
 log = logging.getLogger(__name__)
-
-
-def _scheduler() -> Any:
-    """The consolidation app's scheduler, imported lazily (and optional: it may be absent)."""
-    try:
-        return importlib.import_module("consolidation.scheduler")
-    except ImportError:
-        return None
-
-
-def start_embedded_worker() -> Any:
-    start = getattr(_scheduler(), "start_embedded_worker", None)
-    return start() if callable(start) else None
-
-
-def stop_embedded_worker(handle: Any) -> None:
-    stop = getattr(_scheduler(), "stop_worker", None)
-    if callable(stop):
-        stop(handle)  # reaches the worker's whole process group
-    elif callable(getattr(handle, "terminate", None)):
-        handle.terminate()
 
 
 def _exit_on_signal(signum: int, frame: Any) -> None:
@@ -79,8 +59,6 @@ class Command(BaseCommand):
         call_command("migrate", verbosity=0)
         # The model loads beside the server, not inside the first request; on the first start
         # of an installation that includes making the ONNX export (in a child process).
-        from memory.embeddings import warm_up_in_background
-
         if workers == 1:
             warm_up_in_background()
         else:
@@ -102,4 +80,4 @@ class Command(BaseCommand):
             serve("slowave_site.asgi:application", host=host, port=port, workers=workers)
         finally:
             if worker is not None:
-                stop_embedded_worker(worker)
+                stop_worker(worker)  # reaches the worker's whole process group

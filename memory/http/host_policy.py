@@ -31,6 +31,7 @@ from django.http.request import split_domain_port, validate_host
 from django.utils.decorators import sync_and_async_middleware
 
 from memory.errors import HostNotAllowed, OriginNotAllowed, SlowaveError, UnsupportedMediaType
+from memory.http.status import status_for
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 API_PREFIX = "/api/"
@@ -107,8 +108,6 @@ def _refused(request: HttpRequest) -> HttpResponse | None:
     error = _refusal_of(request)
     if error is None:
         return None
-    from slowave_site.api import status_for  # the one error-code → HTTP status table
-
     return JsonResponse(
         {"ok": False, "error": error.as_error()},
         status=status_for(error.code),
