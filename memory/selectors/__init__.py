@@ -6,6 +6,7 @@ never look like an agent having been shown it. Writes live in memory/services/.
 inspection.py: evidence chains, retrieval and session detail, stats, any row by public id.
 explain.py: why each item of a retrieval ranks where it does (its recorded signals).
 listings.py: rows by id and filtered, paged lists for `GET /api/...`.
+feedback.py: the feedback a session still owes (commit preflight, session detail).
 """
 
 from __future__ import annotations

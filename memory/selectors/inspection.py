@@ -26,6 +26,7 @@ from memory.models import (
     Session,
     Support,
 )
+from memory.selectors.feedback import feedback_gaps
 
 STAGE_NAMES = {
     0: "origin scope only",
@@ -213,8 +214,6 @@ def retrieval_detail(*, retrieval: Retrieval) -> dict[str, Any]:
 
 
 def session_detail(*, session: Session) -> dict[str, Any]:
-    from memory.services.closing import feedback_gaps  # a pure read shared with commit preflight
-
     retrievals = list(
         session.retrievals.order_by("created_at", "pk").annotate(
             exposed=Count("exposures", distinct=True)

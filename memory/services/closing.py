@@ -8,41 +8,13 @@ from typing import Any
 
 from memory import embeddings, lexical
 from memory.ids import procedure_id, procedure_index_key
-from memory.models import Event, Exposure, FeedbackEvent, Procedure, Session
+from memory.models import Event, Procedure, Session
 from memory.schemas import CommitProcedure
+from memory.selectors.feedback import feedback_gaps
 from memory.services.episodes import episodes_form
 from memory.services.scheduling import enqueue_consolidation
 from memory.services.sessions import event_append
 from memory.vectors import get_index
-
-
-def feedback_gaps(*, session: Session) -> list[dict[str, Any]]:
-    """One outstanding entry per retrieval whose shown items lack accepted feedback."""
-    outstanding = []
-    for retrieval in session.retrievals.order_by("created_at", "id"):
-        exposed = set(
-            Exposure.objects.filter(retrieval=retrieval).values_list("target_kind", "target_id")
-        )
-        if not exposed:
-            continue
-        accepted = FeedbackEvent.objects.filter(
-            retrieval=retrieval, status=FeedbackEvent.Status.ACCEPTED
-        )
-        assessed = set(
-            accepted.exclude(target_kind="retrieval").values_list("target_kind", "target_id")
-        )
-        declared = accepted.filter(target_kind="retrieval", coverage="complete").exists()
-        missing = sorted(exposed - assessed)
-        if missing or not declared:
-            outstanding.append(
-                {
-                    "retrieval_id": retrieval.id,
-                    "memory_ids": [t for k, t in missing if k == "memory"],
-                    "procedure_ids": [t for k, t in missing if k == "procedure"],
-                    "coverage_declared_complete": declared,
-                }
-            )
-    return outstanding
 
 
 def procedure_store(
