@@ -1,31 +1,30 @@
 """The admin dashboard (spec §10): counts, activity, distributions, worker runs, DB health.
 
 Charts are server-rendered SVG: this module computes the geometry, the template draws it, so the
-page works offline with no JavaScript or CDN. Reads only.
+page works offline with no JavaScript or CDN. Reads only, all of them through the selectors
+(memory.selectors.stats: the same scope_stats as `slowave stats` and `GET /api/stats`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from django.contrib import admin
-from django.db.models import Count, Q
-from django.db.models.functions import TruncDate
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from memory.models import (
-    Episode,
-    Event,
-    FeedbackEvent,
-    Memory,
-    Procedure,
-    Retrieval,
-    Session,
-    WorkerRun,
+from memory.selectors.stats import (
+    activity_by_day,
+    memories_by_salience,
+    memories_by_stage_unforgotten,
+    pending_work,
+    procedures_active_count,
+    scope_rows,
+    scope_stats,
+    worker_runs_recent,
 )
 from memory.services.doctor import database_health
 
@@ -82,18 +81,6 @@ def bar_chart(
     }
 
 
-def _daily(queryset: Any, field: str, since: datetime, days: list[str]) -> list[int]:
-    rows = (
-        queryset.filter(**{f"{field}__gte": since})
-        .annotate(day=TruncDate(field))
-        .values("day")
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
-    counts = {str(row["day"]): row["n"] for row in rows}
-    return [counts.get(day, 0) for day in days]
-
-
 def activity(*, now: datetime) -> list[dict[str, Any]]:
     """Sessions, remembers, retrievals and feedback per day over the last 30 days."""
     start = (now - timedelta(days=DAYS - 1)).date()
@@ -101,19 +88,12 @@ def activity(*, now: datetime) -> list[dict[str, Any]]:
     days = [str(start + timedelta(days=i)) for i in range(DAYS)]
     # Weekly ticks counted back from today, so the newest bar is always labelled.
     labels = [d[5:] if (DAYS - 1 - i) % 7 == 0 else "" for i, d in enumerate(days)]
+    per_day = activity_by_day(since=since, days=days)
     series = [
-        ("Sessions started", "#0969da", _daily(Session.objects.all(), "started_at", since, days)),
-        (
-            "Memories remembered",
-            "#2da44e",
-            _daily(Event.objects.filter(kind=Event.Kind.REMEMBER), "recorded_at", since, days),
-        ),
-        ("Retrievals", "#8250df", _daily(Retrieval.objects.all(), "created_at", since, days)),
-        (
-            "Feedback rows",
-            "#bf8700",
-            _daily(FeedbackEvent.objects.all(), "created_at", since, days),
-        ),
+        ("Sessions started", "#0969da", per_day["sessions"]),
+        ("Memories remembered", "#2da44e", per_day["remembers"]),
+        ("Retrievals", "#8250df", per_day["retrievals"]),
+        ("Feedback rows", "#bf8700", per_day["feedback"]),
     ]
     charts = []
     for title, colour, values in series:
@@ -121,45 +101,33 @@ def activity(*, now: datetime) -> list[dict[str, Any]]:
         for bar, day in zip(chart["bars"], days, strict=True):
             bar.label = day
         # The newest tick sits at the right edge: anchor it at its end so it is not clipped.
-        chart.update(
-            title=title,
-            colour=colour,
-            ticks=[
-                (b.x + b.w, lab, "end") if i == DAYS - 1 else (b.x + b.w / 2, lab, "middle")
-                for i, (b, lab) in enumerate(zip(chart["bars"], labels, strict=True))
-                if lab
-            ],
-        )
+        chart["ticks"] = [
+            (b.x + b.w, lab, "end") if i == DAYS - 1 else (b.x + b.w / 2, lab, "middle")
+            for i, (b, lab) in enumerate(zip(chart["bars"], labels, strict=True))
+            if lab
+        ]
+        chart["title"], chart["colour"] = title, colour
         charts.append(chart)
     return charts
 
 
 def salience_histogram() -> dict[str, Any]:
-    live = Memory.objects.filter(status__in=[Memory.Status.ACTIVE, Memory.Status.STALE])
-    values = [
-        live.filter(salience__gte=lo, salience__lt=hi if hi < 20 else 20.0001).count()
-        for lo, hi in SALIENCE_BINS
-    ]
+    values = memories_by_salience(SALIENCE_BINS)
     return bar_chart(
         values, [f"{lo:g}–{hi:g}" for lo, hi in SALIENCE_BINS], width=330, height=130, gap=10
     )
 
 
 def stage_distribution() -> dict[str, Any]:
-    counts = dict(
-        Memory.objects.exclude(status=Memory.Status.FORGOTTEN)
-        .values_list("generalization_stage")
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
+    counts = memories_by_stage_unforgotten()
     return bar_chart(
         [counts.get(i, 0) for i in range(4)], list(STAGES), width=330, height=130, gap=16
     )
 
 
-def status_strip(*, width: int = 330) -> dict[str, Any]:
-    """One horizontal strip split by memory status, with a legend."""
-    counts = dict(Memory.objects.values_list("status").annotate(n=Count("pk")).order_by())
+def status_strip(stats: dict[str, Any], *, width: int = 330) -> dict[str, Any]:
+    """One horizontal strip split by memory status (from scope_stats), with a legend."""
+    counts: dict[str, int] = stats["memories_by_status"]
     total = sum(counts.values()) or 1
     x, parts = 0.0, []
     for status, colour in STATUS_COLOURS.items():
@@ -173,78 +141,47 @@ def status_strip(*, width: int = 330) -> dict[str, Any]:
 
 
 def scope_table(limit: int = 12) -> list[dict[str, Any]]:
-    # values() rows are plain dicts; sessions and bar are added to them below.
-    rows = cast(
-        "list[dict[str, Any]]",
-        list(
-            Memory.objects.values("scope")
-            .annotate(
-                total=Count("pk"),
-                active=Count("pk", filter=Q(status=Memory.Status.ACTIVE)),
-                forgotten=Count("pk", filter=Q(status=Memory.Status.FORGOTTEN)),
-            )
-            .order_by("-total")[:limit]
-        ),
-    )
-    sessions = dict(
-        Session.objects.filter(scope__in=[r["scope"] for r in rows])
-        .values_list("scope")
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
+    rows = scope_rows(limit=limit)
     top = max((r["total"] for r in rows), default=1) or 1
     for row in rows:
-        row["sessions"] = sessions.get(row["scope"], 0)
         row["bar"] = round(row["total"] / top * 160, 1)
     return rows
 
 
-def counts() -> list[tuple[str, int]]:
+def counts(stats: dict[str, Any]) -> list[tuple[str, int]]:
+    """The headline numbers, from scope_stats (procedures: the active ones only)."""
+    by_status = stats["memories_by_status"]
     return [
-        ("Active memories", Memory.objects.filter(status=Memory.Status.ACTIVE).count()),
-        ("Stale", Memory.objects.filter(status=Memory.Status.STALE).count()),
-        ("Suppressed", Memory.objects.filter(status=Memory.Status.FORGOTTEN).count()),
-        ("Sessions", Session.objects.count()),
-        ("Open sessions", Session.objects.filter(status=Session.Status.OPEN).count()),
-        ("Episodes", Episode.objects.count()),
-        ("Procedures", Procedure.objects.filter(status=Procedure.Status.ACTIVE).count()),
-        ("Retrievals", Retrieval.objects.count()),
-        ("Feedback rows", FeedbackEvent.objects.count()),
-    ]
-
-
-def pending_work() -> list[tuple[str, int]]:
-    return [
-        (
-            "Ended sessions awaiting episodes",
-            Session.objects.filter(
-                status=Session.Status.ENDED, episodes_state=Session.EpisodesState.PENDING
-            ).count(),
-        ),
-        ("Memories without a vector", Memory.objects.filter(embedded_at__isnull=True).count()),
-        ("Episodes without a vector", Episode.objects.filter(embedded_at__isnull=True).count()),
-        ("Episodes not yet clustered", Episode.objects.filter(prototype__isnull=True).count()),
+        ("Active memories", by_status.get("active", 0)),
+        ("Stale", by_status.get("stale", 0)),
+        ("Suppressed", by_status.get("forgotten", 0)),
+        ("Sessions", stats["sessions"]),
+        ("Open sessions", stats["open_sessions"]),
+        ("Episodes", stats["episodes"]),
+        ("Procedures", procedures_active_count()),
+        ("Retrievals", stats["retrievals"]),
+        ("Feedback rows", stats["feedback_events"]),
     ]
 
 
 def recent_runs(limit: int = 20) -> list[dict[str, Any]]:
-    runs = WorkerRun.objects.order_by("-started_at")[:limit]
     return [
         {
             "run": r,
             "seconds": (r.finished_at - r.started_at).total_seconds() if r.finished_at else None,
         }
-        for r in runs
+        for r in worker_runs_recent(limit=limit)
     ]
 
 
 def dashboard_context(*, now: datetime, quick_check: bool = False) -> dict[str, Any]:
+    stats = scope_stats()
     return {
-        "counts": counts(),
+        "counts": counts(stats),
         "activity": activity(now=now),
         "salience": salience_histogram(),
         "stages": stage_distribution(),
-        "status": status_strip(),
+        "status": status_strip(stats),
         "scopes": scope_table(),
         "runs": recent_runs(),
         "pending": pending_work(),
