@@ -24,6 +24,8 @@ def server_process() -> Iterator[None]:
     if os.environ.get(SERVER_PROCESS_ENV) != "1":
         yield
         return
+    # Here, not at the top: `serve` is also imported where Django is not set up (the bench's
+    # floor server), and holders imports models.
     from memory.embeddings import warm_up_in_background
     from memory.services.holders import store_hold
 

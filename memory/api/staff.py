@@ -20,13 +20,15 @@ from memory.api.bodies import ImportIn, ReasonIn, body_doc, parse_body
 from memory.api.replies import STAFF, ControlReply, ImportReply, ok, reply_doc
 from memory.errors import InvalidInput
 from memory.http.workers import run_in_http_worker
+from memory.services.export_load import export_import
+from memory.services.forgetting import control_forget, control_unforget
+from memory.services.imports import import_limit, import_lines
+from memory.services.transcripts import transcripts_import
 
 router = Router()
 
 
 def _control(request: HttpRequest, action: str, ref: str, *, empty_ok: bool) -> dict[str, Any]:
-    from memory.services.forgetting import control_forget, control_unforget
-
     body = parse_body(request, ReasonIn, empty_ok=empty_ok)
     actor = f"api:{caller_of(request).name}"
     if action == "forget":
@@ -113,10 +115,6 @@ async def import_file(request: HttpRequest) -> dict[str, Any]:
 
 
 def _import(request: HttpRequest) -> dict[str, Any]:
-    from memory.services.export_load import export_import
-    from memory.services.imports import import_limit, import_lines
-    from memory.services.transcripts import transcripts_import
-
     # The body escapes the content as a JSON string: at most 6 bytes per byte of it (\u00XX).
     limit = import_limit()
     body: ImportIn = parse_body(

@@ -12,6 +12,7 @@ from typing import Any
 from django.db.models import Max
 
 from memory.errors import InvalidInput
+from memory.ids import new_continuity_id
 from memory.models import Continuity, Event, Session
 from memory.schemas import ActivateIn
 
@@ -90,8 +91,6 @@ def continuity_resolve(
     *, data: ActivateIn, client: ClientInfo, now: datetime
 ) -> tuple[Continuity, str]:
     if data.continuity_id is None:
-        from memory.ids import new_continuity_id
-
         created = Continuity.objects.create(
             id=new_continuity_id(),
             scope=data.scope,
