@@ -43,8 +43,6 @@ from memory.embeddings import warm_up_in_background
 from memory.errors import InvalidInput, SlowaveError, as_slowave_error
 from memory.http.workers import admitted
 from memory.schemas import parse_input
-from memory.services.reaping import session_reap_idle
-from memory.services.sessions import ClientInfo
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +79,9 @@ def execute_tool(name: str, raw: object, client: tuple[str, str]) -> dict[str, A
         data = parse_input(tool.model, {} if raw is None else raw)
         kwargs: dict[str, Any] = {"data": data, "now": timezone.now()}
         if tool.takes_client:
+            # Services load on the first call, as tools.py's do: tools/list never pays for them.
+            from memory.services.sessions import ClientInfo
+
             kwargs["client"] = ClientInfo(
                 name=client[0], version=client[1], identity=settings.SLOWAVE_CLIENT_IDENTITY
             )
@@ -273,6 +274,9 @@ async def _prepare(prepare: Callable[[], None] | None, ready: anyio.Event) -> No
 
 
 def _reap_once() -> list[str]:
+    # Loaded when the reaper first runs, not at startup (see execute_tool).
+    from memory.services.reaping import session_reap_idle
+
     close_old_connections()
     try:
         return session_reap_idle(now=timezone.now())
