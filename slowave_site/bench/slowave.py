@@ -15,8 +15,6 @@ from typing import Any
 
 from django.utils import timezone
 
-from memory.bench.locomo_data import Sample
-from memory.bench.results import MAX_ITEMS, QuestionResult, RankedItem
 from memory.models import Event, Memory, Support
 from memory.schemas import (
     ActivateIn,
@@ -35,6 +33,8 @@ from memory.services.feedback import feedback_submit
 from memory.services.recall import retrieval_recall
 from memory.services.remember import memory_remember
 from memory.services.sessions import ClientInfo
+from slowave_site.bench.locomo_data import Sample
+from slowave_site.bench.results import MAX_ITEMS, QuestionResult, RankedItem
 
 CLIENT = ClientInfo(name="slowave-bench", version="1")
 BATCH = 256

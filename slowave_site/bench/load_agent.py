@@ -18,7 +18,7 @@ import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from memory.bench.scale import CLAIMS, OBJECTS, PARTS, SUBJECTS
+from slowave_site.bench.scale import CLAIMS, OBJECTS, PARTS, SUBJECTS
 
 TOOLS = ("activate", "remember", "recall", "feedback", "commit")
 FACTS_PER_CYCLE = 3

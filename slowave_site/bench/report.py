@@ -13,7 +13,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from memory.bench.metrics import CATEGORY_NAMES, RECALL_KS
+from slowave_site.bench.metrics import CATEGORY_NAMES, RECALL_KS
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

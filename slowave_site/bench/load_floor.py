@@ -25,7 +25,13 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from mcp_bridge.tools import TOOLS
-from memory.bench.load_server import REPO_ROOT, START_TIMEOUT_SECONDS, _healthy, _stop, free_port
+from slowave_site.bench.load_server import (
+    REPO_ROOT,
+    START_TIMEOUT_SECONDS,
+    _healthy,
+    _stop,
+    free_port,
+)
 
 # Just enough for the agent's cycle to go on: ids to feed back on, nothing shown, committed.
 _DATA: dict[str, dict[str, Any]] = {
@@ -125,7 +131,8 @@ def floor_server(*, workers: int = 1) -> Iterator[str]:
     base_url = f"http://127.0.0.1:{port}"
     code = (
         "from slowave_site.server_process import serve; "
-        f"serve('memory.bench.load_floor:app', host='127.0.0.1', port={port}, workers={workers})"
+        "serve('slowave_site.bench.load_floor:app', "
+        f"host='127.0.0.1', port={port}, workers={workers})"
     )
     args = [sys.executable, "-c", code]
     log = tempfile.TemporaryFile()  # a file, not a pipe: nobody reads it while it runs

@@ -12,7 +12,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from memory.bench.report import fmt
+from slowave_site.bench.report import fmt
 
 # Two-line headers and short type names keep the table within 80 columns (CI logs, no TTY).
 COLUMNS = (

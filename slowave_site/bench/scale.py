@@ -14,13 +14,13 @@ from django.db import connection
 from django.utils import timezone
 
 from memory import embeddings
-from memory.bench.metrics import percentile_of
 from memory.schemas import MEMORY_TYPES, ActivateIn, RecallIn, RememberIn, RememberItem
 from memory.services.activate import session_activate
 from memory.services.recall import retrieval_recall
 from memory.services.remember import memory_remember
 from memory.services.sessions import ClientInfo
 from memory.vectors import backend_name
+from slowave_site.bench.metrics import percentile_of
 
 CLIENT = ClientInfo(name="slowave-bench", version="1")
 SUBJECTS = [

@@ -1,6 +1,6 @@
 """LoCoMo benchmark runner (spec §13.1): Slowave (pluggable) and plain-RAG baselines side by side.
 
-Usage: ``python -m memory.bench.locomo PATH --baseline bm25 --baseline dense --baseline rrf
+Usage: ``python -m slowave_site.bench.locomo PATH --baseline bm25 --baseline dense --baseline rrf
 [--out FILE] [--details]``. ``slowave bench locomo`` wraps ``run_locomo``/``main``.
 """
 
@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from memory.bench import baselines as bl
-from memory.bench.locomo_data import Sample, load_locomo
-from memory.bench.metrics import aggregate
-from memory.bench.results import MAX_ITEMS, QuestionResult
+from slowave_site.bench import baselines as bl
+from slowave_site.bench.locomo_data import Sample, load_locomo
+from slowave_site.bench.metrics import aggregate
+from slowave_site.bench.results import MAX_ITEMS, QuestionResult
 
 # Ingests one conversation and answers each of its questions; returns one QuestionResult per
 # question of ``sample.questions``, in that order.
@@ -151,7 +151,7 @@ def run_locomo(
     if details:
         report["questions"] = rows
     if out:
-        from memory.bench.report import write_json
+        from slowave_site.bench.report import write_json
 
         write_json(out, report)
     return report
@@ -159,7 +159,7 @@ def run_locomo(
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m memory.bench.locomo", description="LoCoMo benchmark (spec §13.1)."
+        prog="python -m slowave_site.bench.locomo", description="LoCoMo benchmark (spec §13.1)."
     )
     parser.add_argument("path", help="LoCoMo-layout JSON file, e.g. locomo10.json")
     parser.add_argument(
@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None, slowave_runner: SlowaveRunner | None
     django.setup()
     from rich.console import Console
 
-    from memory.bench.report import print_report
+    from slowave_site.bench.report import print_report
 
     errors = Console(stderr=True)
     try:

@@ -16,10 +16,11 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from memory.bench import baselines as bl
-from memory.bench import overrides
-from memory.bench.locomo import slowave_version
-from memory.bench.longmemeval_data import (
+from memory.retrieval.policy import RankingPolicy
+from slowave_site.bench import baselines as bl
+from slowave_site.bench import overrides
+from slowave_site.bench.locomo import slowave_version
+from slowave_site.bench.longmemeval_data import (
     CONTENT_LIMIT,
     ROLES,
     Question,
@@ -28,10 +29,15 @@ from memory.bench.longmemeval_data import (
     question_documents,
     select,
 )
-from memory.bench.longmemeval_metrics import MAX_ITEMS, SESSION_KS, TURN_KS, LmeResult, aggregate
-from memory.bench.results import RankedItem
-from memory.bench.store import IngestSpec, Kept, file_sha256, ingested
-from memory.retrieval.policy import RankingPolicy
+from slowave_site.bench.longmemeval_metrics import (
+    MAX_ITEMS,
+    SESSION_KS,
+    TURN_KS,
+    LmeResult,
+    aggregate,
+)
+from slowave_site.bench.results import RankedItem
+from slowave_site.bench.store import IngestSpec, Kept, file_sha256, ingested
 
 Log = Callable[[str], None]
 
@@ -103,8 +109,8 @@ def run_slowave(
     log: Log,
 ) -> tuple[list[LmeResult], dict[str, Any]]:
     """Ingest (or reuse a kept store), then ask every question under ``ranking``."""
-    from memory.bench import longmemeval_slowave as side
-    from memory.bench.slowave import isolate_scopes
+    from slowave_site.bench import longmemeval_slowave as side
+    from slowave_site.bench.slowave import isolate_scopes
 
     spec = _slowave_spec(path, selected, roles, consolidate)
     by_id = {q.question_id: q for q in selected}
@@ -259,7 +265,7 @@ def _report(
     if details:
         report["questions"] = rows
     if out:
-        from memory.bench.report import write_json
+        from slowave_site.bench.report import write_json
 
         write_json(out, report)
     return report

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from memory.bench.results import MAX_ITEMS, QuestionResult, RankedItem
+from slowave_site.bench.results import MAX_ITEMS, QuestionResult, RankedItem
 
 TOKEN_RE = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(

@@ -5,7 +5,7 @@ at a temporary file, restored afterwards), sessions of ten episodes, and unit ve
 around per-scope topic centres (pairwise cosine ~0.8 inside a topic) plus a share of unrelated
 ones. The pass runs until every episode has a prototype (it clusters at most 2,000 new episodes
 per scope per run), so episodes/s covers joins, agglomerative clustering and all writes.
-The `bench consolidate` command (memory/management/commands/bench.py) is a thin caller.
+The `bench consolidate` command (slowave_site/management/commands/bench.py) is a thin caller.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from memory.bench.locomo_data import Sample
-from memory.bench.results import MAX_ITEMS, QuestionResult, RankedItem
+from slowave_site.bench.locomo_data import Sample
+from slowave_site.bench.results import MAX_ITEMS, QuestionResult, RankedItem
 
 Encode = Callable[[list[str]], np.ndarray]
 BASELINES = ("bm25", "dense", "rrf")

@@ -99,7 +99,7 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
 
 
 def write_manifest(directory: Path, spec: IngestSpec, kept: Kept) -> Path:
-    from memory.bench.report import write_json
+    from slowave_site.bench.report import write_json
 
     return write_json(
         directory / MANIFEST,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memory.bench.locomo_data import Question
+from slowave_site.bench.locomo_data import Question
 
 MAX_ITEMS = 20  # spec §13.1 step 5: the hypothesis is the first 20 returned items
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory.bench.data_file import load_records
+from slowave_site.bench.data_file import load_records
 
 SESSION_KEY_RE = re.compile(r"^session_(\d+)$")
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"

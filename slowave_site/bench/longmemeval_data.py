@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory.bench.data_file import load_records
+from slowave_site.bench.data_file import load_records
 
 # Which turns are indexed (and count as evidence): the official protocol indexes user turns.
 ROLES: dict[str, tuple[str, ...]] = {"user": ("user",), "both": ("user", "assistant")}

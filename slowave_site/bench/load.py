@@ -19,10 +19,18 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 
-from memory.bench.load_agent import FACTS_PER_CYCLE, SHARED_EVERY, TOOLS, Agent, Plan, Ready, Tally
-from memory.bench.load_floor import floor_server
-from memory.bench.load_server import bench_server
-from memory.bench.metrics import percentile_of
+from slowave_site.bench.load_agent import (
+    FACTS_PER_CYCLE,
+    SHARED_EVERY,
+    TOOLS,
+    Agent,
+    Plan,
+    Ready,
+    Tally,
+)
+from slowave_site.bench.load_floor import floor_server
+from slowave_site.bench.load_server import bench_server
+from slowave_site.bench.metrics import percentile_of
 
 READBACK_CONCURRENCY = 8
 

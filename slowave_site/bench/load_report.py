@@ -8,7 +8,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from memory.bench.load_agent import TOOLS
+from slowave_site.bench.load_agent import TOOLS
 
 
 def _ms(value: float | None) -> str:

@@ -1,6 +1,6 @@
 """Load time, memory and speed of the embedders, each in a fresh process (no Django):
 
-    python -m memory.bench.embedders --models DIR [--repeat 3]
+    python -m slowave_site.bench.embedders --models DIR [--repeat 3]
 
 For onnx-fp32, onnx-int8 and torch: seconds from process start to the first vector (imports,
 model load, one encode), resident memory then and at its peak, the median latency of one short
@@ -89,7 +89,7 @@ def measure_one(mode: str, models: Path, repeat: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m memory.bench.embedders")
+    parser = argparse.ArgumentParser(prog="python -m slowave_site.bench.embedders")
     parser.add_argument("--models", required=True, help="SLOWAVE_MODEL_DIR with the export")
     parser.add_argument("--repeat", type=int, default=3, help="batch runs per mode (median)")
     parser.add_argument("--one", choices=MODES, help=argparse.SUPPRESS)
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for mode in MODES:
         child = subprocess.run(
-            [sys.executable, "-m", "memory.bench.embedders", "--one", mode, *sys.argv[1:]],
+            [sys.executable, "-m", "slowave_site.bench.embedders", "--one", mode, *sys.argv[1:]],
             capture_output=True,
             text=True,
             check=True,

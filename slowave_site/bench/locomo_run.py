@@ -15,13 +15,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memory.bench import overrides
-from memory.bench.locomo import run_locomo, select_samples
-from memory.bench.locomo_data import Sample
-from memory.bench.results import QuestionResult
-from memory.bench.slowave import ask_sample, consolidate_scope, ingest_sample
-from memory.bench.store import IngestSpec, Kept, database, file_sha256, ingested, scratch_database
 from memory.retrieval.policy import RankingPolicy
+from slowave_site.bench import overrides
+from slowave_site.bench.locomo import run_locomo, select_samples
+from slowave_site.bench.locomo_data import Sample
+from slowave_site.bench.results import QuestionResult
+from slowave_site.bench.slowave import ask_sample, consolidate_scope, ingest_sample
+from slowave_site.bench.store import (
+    IngestSpec,
+    Kept,
+    database,
+    file_sha256,
+    ingested,
+    scratch_database,
+)
 
 Log = Callable[[str], None]
 

@@ -13,10 +13,10 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
-from memory.bench.longmemeval_data import HaystackSession, Question, documents
-from memory.bench.longmemeval_metrics import MAX_ITEMS, LmeResult
-from memory.bench.slowave import ask, consolidate_scope, consolidated_behind, remember_session
 from memory.schemas import RememberItem
+from slowave_site.bench.longmemeval_data import HaystackSession, Question, documents
+from slowave_site.bench.longmemeval_metrics import MAX_ITEMS, LmeResult
+from slowave_site.bench.slowave import ask, consolidate_scope, consolidated_behind, remember_session
 
 Behind = dict[str, list[str]]  # memory id -> the turn keys behind it
 

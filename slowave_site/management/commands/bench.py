@@ -1,5 +1,5 @@
 """`slowave bench locomo|longmemeval PATH`: Slowave beside plain-RAG baselines on a benchmark
-file; `scale`, `consolidate` and `load` measure speed. The runs live in memory/bench/*."""
+file; `scale`, `consolidate` and `load` measure speed. The runs live in slowave_site/bench/*."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ class Command(BaseCommand):
         self._locomo(options)
 
     def _consolidate_bench(self, options) -> None:
-        from consolidation.bench import run
+        from slowave_site.bench.clustering import run
 
         try:
             report = run(options["episodes"], scopes=options["scopes"])
@@ -107,9 +107,9 @@ class Command(BaseCommand):
         self._emit(report, options["out"])
 
     def _load(self, options) -> None:
-        from memory.bench.load import parse_agents, run_load
-        from memory.bench.load_report import print_load
-        from memory.bench.report import write_json
+        from slowave_site.bench.load import parse_agents, run_load
+        from slowave_site.bench.load_report import print_load
+        from slowave_site.bench.report import write_json
 
         try:
             agents = parse_agents(options["agents"], options["cycles"])
@@ -144,7 +144,7 @@ class Command(BaseCommand):
         self.stdout.write(text)
 
     def _scale(self, options) -> None:
-        from memory.bench.scale import run_scale
+        from slowave_site.bench.scale import run_scale
 
         if options["memories"] < 1 or options["scopes"] < 1 or options["queries"] < 1:
             raise CommandError("--memories, --scopes and --queries must be positive")
@@ -162,8 +162,8 @@ class Command(BaseCommand):
         self._emit(report, options["out"])
 
     def _locomo(self, options) -> None:
-        from memory.bench.locomo_run import run_locomo_bench
-        from memory.bench.report import print_report
+        from slowave_site.bench.locomo_run import run_locomo_bench
+        from slowave_site.bench.report import print_report
 
         self._check_path(options["path"])
         errors = Console(stderr=True)
@@ -180,8 +180,8 @@ class Command(BaseCommand):
         print_report(report, Console(file=cast(IO[str], self.stdout)))
 
     def _longmemeval(self, options) -> None:
-        from memory.bench.longmemeval import run_longmemeval
-        from memory.bench.longmemeval_report import print_report
+        from slowave_site.bench.longmemeval import run_longmemeval
+        from slowave_site.bench.longmemeval_report import print_report
 
         self._check_path(options["path"])
         errors = Console(stderr=True)

@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.bench.longmemeval_data import Question
-from memory.bench.metrics import latency_summary, percentile
-from memory.bench.results import RankedItem
+from slowave_site.bench.longmemeval_data import Question
+from slowave_site.bench.metrics import latency_summary, percentile
+from slowave_site.bench.results import RankedItem
 
 SESSION_KS = (5, 10)
 TURN_KS = (5, 10)
