@@ -2,7 +2,7 @@
 
 Lives here: the SDK session manager around the same low-level server as stdio (same five
 tools, same envelope), in front of it the Host/Origin/Content-Type rule REST also applies
-(slowave_site.host_policy) and REST token auth, and the ASGI lifespan that starts and
+(memory.http.host_policy) and REST token auth, and the ASGI lifespan that starts and
 stops the manager. Does not live here: routing between `/mcp` and Django (slowave_site/asgi.py),
 the auth decision itself (memory.services.tokens).
 
@@ -12,7 +12,7 @@ request is its own connection), so sessions opened here record no client name, a
 client identity is the server's SLOWAVE_CLIENT_IDENTITY, as over stdio.
 
 Tool calls and token checks run in the pool of SLOWAVE_HTTP_WORKERS threads that this
-lifespan starts (slowave_site.http_workers) and every REST route but health shares, so one
+lifespan starts (memory.http.workers) and every REST route but health shares, so one
 agent's slow recall does not hold up the others and a burst cannot open unbounded threads;
 stdio keeps its single thread.
 """
@@ -32,17 +32,17 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from mcp_bridge.server import build_server, run_in_database_thread
 from memory.errors import SlowaveError
+from memory.http.host_policy import request_refusal
+from memory.http.status import status_for
+from memory.http.workers import http_workers
 from memory.services.tokens import Caller, bearer_of, caller_authenticate
-from slowave_site.api import status_for
-from slowave_site.host_policy import request_refusal
-from slowave_site.http_workers import http_workers
 
 Scope = dict[str, Any]
 
 
 def _security() -> TransportSecuritySettings:
     # Host and Origin are checked before the SDK sees the request, by the rule REST shares
-    # (slowave_site.host_policy over settings.ALLOWED_HOSTS, whose patterns the SDK's list
+    # (memory.http.host_policy over settings.ALLOWED_HOSTS, whose patterns the SDK's list
     # cannot express); a second, narrower list here could only disagree with it.
     return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 

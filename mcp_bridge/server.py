@@ -39,9 +39,10 @@ from mcp.shared.message import SessionMessage
 
 from mcp_bridge.frames import Rejection, StdinFrames, claimed_stdin
 from mcp_bridge.tools import TOOLS
+from memory.embeddings import warm_up_in_background
 from memory.errors import InvalidInput, SlowaveError, as_slowave_error
+from memory.http.workers import admitted
 from memory.schemas import parse_input
-from slowave_site.http_workers import admitted
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ def execute_tool(name: str, raw: object, client: tuple[str, str]) -> dict[str, A
         data = parse_input(tool.model, {} if raw is None else raw)
         kwargs: dict[str, Any] = {"data": data, "now": timezone.now()}
         if tool.takes_client:
+            # Services load on the first call, as tools.py's do: tools/list never pays for them.
             from memory.services.sessions import ClientInfo
 
             kwargs["client"] = ClientInfo(
@@ -271,7 +273,8 @@ async def _prepare(prepare: Callable[[], None] | None, ready: anyio.Event) -> No
 
 
 def _reap_once() -> list[str]:
-    from memory.services.sessions import session_reap_idle
+    # Loaded when the reaper first runs, not at startup (see execute_tool).
+    from memory.services.reaping import session_reap_idle
 
     close_old_connections()
     try:
@@ -298,8 +301,6 @@ async def _warm_up_when_ready(tools_used: anyio.Event) -> None:
     # tools/list answered (or a short grace period passed) so the handshake stays fast.
     with anyio.move_on_after(WARM_UP_FALLBACK_SECONDS):
         await tools_used.wait()
-    from memory.embeddings import warm_up_in_background
-
     warm_up_in_background()
 
 

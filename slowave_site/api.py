@@ -1,12 +1,12 @@
 """The one NinjaAPI (spec §12): error → HTTP status mapping, OpenAPI extras, offline docs.
 
-Lives here: the status table (the only place an error code becomes an HTTP status), exception
-handlers that answer with the MCP envelope, the request-body and reply components of the
-routes, a Swagger page whose assets come from ninja's own package (no CDN, works offline),
+Lives here: exception handlers that answer with the MCP envelope (the status from
+memory.http.status, the one table), the request-body and reply components of the routes, a
+Swagger page whose assets come from ninja's own package (no CDN, works offline),
 the not_found envelope for every `/api/` path no route takes, and the envelope for a method
 a route does not take (ninja's own 405 is plain text).
 Does not live here: routes (memory.api), auth decisions (memory.services.tokens), the
-Host/Origin/Content-Type rule applied before any route (slowave_site.host_policy).
+Host/Origin/Content-Type rule applied before any route (memory.http.host_policy).
 """
 
 from __future__ import annotations
@@ -31,30 +31,14 @@ from pydantic import BaseModel
 
 from memory.api import BODY_MODELS, REF_TEMPLATE, REPLY_MODELS, router
 from memory.errors import InvalidInput, NotFound, SlowaveError, as_slowave_error
+from memory.http.status import status_for
+from memory.services.tokens import Unauthorized
 
 logger = logging.getLogger(__name__)
-
-HTTP_STATUS: dict[str, int] = {
-    "invalid_input": 400,
-    "unauthorized": 401,
-    "forbidden": 403,
-    "origin_not_allowed": 403,
-    "not_found": 404,
-    "incomplete_feedback": 409,
-    "unsupported_media_type": 415,
-    "host_not_allowed": 421,
-    "storage_error": 500,
-    "internal_error": 500,
-    "storage_busy": 503,
-}
 
 JSON = "application/json"
 _ASSETS = Path(ninja.__file__).parent / "static" / "ninja"
 _DOC_ASSETS = {"swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-init.js", "favicon.png"}
-
-
-def status_for(code: str) -> int:
-    return HTTP_STATUS.get(code, 500)
 
 
 class SlowaveAPI(NinjaAPI):
@@ -188,8 +172,6 @@ def _on_ninja_validation(request: HttpRequest, exc: NinjaValidationError) -> Htt
 
 @api.exception_handler(AuthenticationError)
 def _on_auth(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    from memory.services.tokens import Unauthorized
-
     return error_response(request, Unauthorized("a bearer token is required"))
 
 

@@ -13,6 +13,9 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_init
 
+from consolidation.scheduler import celery_settings
+from slowave_site.env import settings_or_exit
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
 
 app = Celery("slowave_site")
@@ -24,23 +27,19 @@ app.autodiscover_tasks()
 def _check_settings(sender: Celery, **kwargs: Any) -> None:
     # Sent before Celery first reads the Django settings (`celery -A slowave_site worker|beat`
     # does so while parsing its options): a malformed variable ends it with one line, status 2.
-    from slowave_site.env import settings_or_exit
-
     settings_or_exit()
 
 
 @app.on_after_configure.connect
 def _configure(sender: Celery, **kwargs: Any) -> None:
-    # Imported here: this module is loaded by slowave_site/__init__ before settings exist.
-    from consolidation.scheduler import celery_settings
-
     sender.conf.update(celery_settings())
 
 
 @worker_init.connect
 def _hold_store(**kwargs: Any) -> None:
     # A worker uses the store for as long as it runs (its pool children inherit the lock):
-    # registered, `slowave restore` refuses to replace the store under it.
+    # registered, `slowave restore` refuses to replace the store under it. Imported here: it
+    # imports models, and this module is loaded before Django's apps are.
     from memory.services.holders import store_register
 
     store_register(role="celery worker")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import sys
 
+from slowave_site.env import settings_or_exit
+
 COMMANDS: dict[str, tuple[str, str]] = {
     "up": ("up", "migrate, start the background worker, serve the admin"),
     "mcp-serve": ("mcp_serve", "the MCP server over stdio (what agents start)"),
@@ -101,8 +103,6 @@ def main(argv: list[str] | None = None) -> None:
         args.append("--json")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
     from django.core.management import execute_from_command_line
-
-    from slowave_site.env import settings_or_exit
 
     settings_or_exit()
     execute_from_command_line(["slowave", COMMANDS[args[0]][0], *args[1:]])

@@ -5,7 +5,7 @@ while any of them serves) and warming its own embedding model. `slowave up` sets
 SERVER_PROCESS_ENV before uvicorn starts the processes; a single-process `up` registers and
 warms in the command itself, and so does nothing here. Also `serve`, which starts them
 (uvicorn's supervisor, on a socket of our own). Does not live here: the migrations and the
-embedded worker (memory.management.commands.up).
+embedded worker (slowave_site/management/commands/up.py).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ def server_process() -> Iterator[None]:
     if os.environ.get(SERVER_PROCESS_ENV) != "1":
         yield
         return
+    # Here, not at the top: `serve` is also imported where Django is not set up (the bench's
+    # floor server), and holders imports models.
     from memory.embeddings import warm_up_in_background
     from memory.services.holders import store_hold
 

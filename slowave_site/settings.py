@@ -72,10 +72,12 @@ INSTALLED_APPS = [
     "memory",
     "consolidation",
     "mcp_bridge",
+    # Last: its commands (up, worker) need the apps above; it has no models.
+    "slowave_site",
 ]
 
 MIDDLEWARE = [
-    "slowave_site.host_policy.host_policy_middleware",  # first: refuses foreign hosts
+    "memory.http.host_policy.host_policy_middleware",  # first: refuses foreign hosts
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -190,7 +192,7 @@ SLOWAVE_HOST = env_str("SLOWAVE_HOST", "127.0.0.1")
 SLOWAVE_PORT = env_int("SLOWAVE_PORT", 8765, minimum=1, maximum=65535)
 # The names a request's Host (and a browser's Origin) may carry: loopback, SLOWAVE_HOST, and
 # SLOWAVE_ALLOWED_HOSTS (comma-separated, Django patterns: `.example.com`, `*` for any).
-# /api/ and /mcp refuse any other (slowave_site.host_policy): DNS-rebinding protection.
+# /api/ and /mcp refuse any other (memory.http.host_policy): DNS-rebinding protection.
 SLOWAVE_ALLOWED_HOSTS = allowed_host_names("SLOWAVE_ALLOWED_HOSTS")
 ALLOWED_HOSTS = sorted(
     {"localhost", "127.0.0.1", "[::1]", bracketed_host(SLOWAVE_HOST), *SLOWAVE_ALLOWED_HOSTS}

@@ -12,7 +12,7 @@ from django.contrib.staticfiles.views import serve as serve_static
 from django.urls import include, path, re_path
 from django.views.decorators.cache import cache_control
 
-from memory.dashboard import dashboard_view
+from memory.admin.dashboard import dashboard_view
 from slowave_site.api import api
 from slowave_site.api import fallback_urlpatterns as api_fallback_urls
 from slowave_site.api import urlpatterns as api_extra_urls

@@ -19,7 +19,7 @@ another process (or needs a service that is not this process):
 So a new test that uses `server_fixture`, `spawn_server`, `slowave(...)`, `live_server` or
 `subprocess` is slow without anyone marking it; one that calls the services in-process (the
 factories below) is fast. What this cannot see is a process started by the project's own code
-(memory.bench.load starts `slowave up`) or plain slowness: list those in SLOW_TESTS, or mark
+(slowave_site.bench.load starts `slowave up`) or plain slowness: list those in SLOW_TESTS, or mark
 the test `@pytest.mark.slow` itself. `python -m pytest --collect-only -q -m slow FILE` shows
 how a file's tests came out.
 
@@ -65,7 +65,7 @@ SLOW_TESTS: dict[str, str] = {
     "tests/memory/test_onnx_embedder.py::test_it_gives_the_vectors_of_the_torch_model": "torch",
     "tests/memory/test_onnx_embedder.py::test_int8_weights_stay_close_to_torch": "torch",
     "tests/bench/test_dense_model.py": "the bundled torch model, 63 s",
-    # memory.bench.load starts `slowave up` (load_server) or the floor server in a subprocess.
+    # slowave_site.bench.load starts `slowave up` (load_server) or the floor server in a subprocess.
     "tests/bench/test_load.py::test_it_runs_full_cycles": "a real `slowave up`, 44 s",
     "tests/bench/test_load.py::test_it_reports_the_share_of_a_no_work": "two servers, 39 s",
     "tests/bench/test_load.py::test_it_gives_the_floor": "the floor server, 9 s",

@@ -13,8 +13,8 @@ from django.db.models import Count
 
 from consolidation.services.common import chunks, scoped
 from memory.models import FeedbackEvent, LearningApplication, Memory, Prototype, Support
+from memory.services.reaping import session_reap_idle
 from memory.services.reinforcement import Applied, reinforce_target
-from memory.services.sessions import session_reap_idle
 
 
 def feedback_reinforce(

@@ -1,7 +1,7 @@
 """The people's control panel (spec §10): every model, read-only, plus suppress/restore actions.
 
 Registration happens on import of the submodules below; the dashboard view lives in
-memory/dashboard.py and is wired in slowave_site/urls.py under the admin's login.
+memory/admin/dashboard.py and is wired in slowave_site/urls.py under the admin's login.
 """
 
 from __future__ import annotations

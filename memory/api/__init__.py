@@ -3,7 +3,7 @@
 Adapters only: each route authenticates (ninja `auth`), validates the raw body with the same
 pydantic models as the MCP tools, calls a service or selector and returns the MCP envelope.
 Routes are async only to do that work, token check included, in the HTTP worker pool
-(slowave_site.http_workers). Errors are raised and mapped to HTTP statuses in
+(memory.http.workers). Errors are raised and mapped to HTTP statuses in
 slowave_site/api.py, which mounts `router`.
 
 Here: `router`, assembled from verbs.py, reads.py and staff.py in that order (the order of

@@ -12,13 +12,13 @@ from django.http import HttpRequest
 from django.utils import timezone
 from ninja.security import HttpBearer
 
+from memory.http.workers import run_in_http_worker
 from memory.services.tokens import (
     Caller,
     bearer_of,
     caller_authenticate,
     caller_require_staff,
 )
-from slowave_site.http_workers import run_in_http_worker
 
 
 class CallerAuth(HttpBearer):

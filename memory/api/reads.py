@@ -2,7 +2,7 @@
 
 Routes only: each hands its parsed query to a function of memory/api/read_data.py (the
 selectors it calls, the rows it shapes) and runs it in the HTTP worker pool the agent verbs
-use (slowave_site.http_workers), so a burst of reads queues for a free thread instead of
+use (memory.http.workers), so a burst of reads queues for a free thread instead of
 getting a thread and a database connection each. Reads never create a Retrieval or Exposure:
 inspecting memory is not an agent being shown it.
 """
@@ -32,7 +32,7 @@ from memory.api.replies import (
     ok,
     reply_doc,
 )
-from slowave_site.http_workers import run_in_http_worker
+from memory.http.workers import run_in_http_worker
 
 router = Router()
 

@@ -57,7 +57,7 @@ class ErrorOut(BaseModel):
     error: ErrorDetailOut
 
 
-# Any route: a foreign Origin (403) or Host (421), slowave_site.host_policy.
+# Any route: a foreign Origin (403) or Host (421), memory.http.host_policy.
 REFUSED = (403, 421)
 # Health reads nothing, so only the host policy can refuse it.
 HEALTH: dict[int, type[BaseModel]] = {200: OkOut, **dict.fromkeys(REFUSED, ErrorOut)}

@@ -3,7 +3,7 @@
 Every route here takes a staff user's token (StaffAuth) and calls the same services as the
 `slowave forget|unforget|import` commands; the actor recorded is `api:<user>`. The routes are
 async only to run that work (body parsing, the service) in the HTTP worker pool the agent
-verbs use (slowave_site.http_workers), as verbs.py explains.
+verbs use (memory.http.workers), as verbs.py explains.
 """
 
 from __future__ import annotations
@@ -19,14 +19,17 @@ from memory.api.auth import StaffAuth, caller_of
 from memory.api.bodies import ImportIn, ReasonIn, body_doc, parse_body
 from memory.api.replies import STAFF, ControlReply, ImportReply, ok, reply_doc
 from memory.errors import InvalidInput
-from slowave_site.http_workers import run_in_http_worker
+from memory.http.workers import run_in_http_worker
+from memory.services.export_load import export_import
+from memory.services.forgetting import control_forget, control_unforget
+from memory.services.import_formats import SourceFile, history_read, history_write
+from memory.services.imports import import_limit, import_lines
+from memory.services.transcripts import transcripts_import
 
 router = Router()
 
 
 def _control(request: HttpRequest, action: str, ref: str, *, empty_ok: bool) -> dict[str, Any]:
-    from memory.services.forgetting import control_forget, control_unforget
-
     body = parse_body(request, ReasonIn, empty_ok=empty_ok)
     actor = f"api:{caller_of(request).name}"
     if action == "forget":
@@ -113,11 +116,6 @@ async def import_file(request: HttpRequest) -> dict[str, Any]:
 
 
 def _import(request: HttpRequest) -> dict[str, Any]:
-    from memory.services.export_load import export_import
-    from memory.services.import_formats import SourceFile, history_read, history_write
-    from memory.services.imports import import_limit, import_lines
-    from memory.services.transcripts import transcripts_import
-
     # The body escapes the content as a JSON string: at most 6 bytes per byte of it (\u00XX).
     limit = import_limit()
     body: ImportIn = parse_body(

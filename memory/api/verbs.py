@@ -1,7 +1,7 @@
 """The five agent verbs over REST: the MCP tools' bodies in, the MCP envelope out.
 
 The views are async only to hand their work (token check, body parsing, the service) to the
-HTTP worker pool that MCP tool calls use (slowave_site.http_workers): as sync views, Django
+HTTP worker pool that MCP tool calls use (memory.http.workers): as sync views, Django
 would run each request in a thread of its own, however many arrive at once. A long body waits
 for a heavy lane first, as a long MCP tool call does.
 """
@@ -29,8 +29,8 @@ from memory.api.replies import (
     ok,
     reply_doc,
 )
+from memory.http.workers import admitted, run_in_http_worker
 from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn
-from slowave_site.http_workers import admitted, run_in_http_worker
 
 router = Router(auth=AgentAuth())
 

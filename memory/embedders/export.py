@@ -43,6 +43,7 @@ from memory.embedders.export_files import (
     file_digest,
     source_fingerprint,
 )
+from memory.embedders.onnx_runtime import OnnxEmbedder
 
 OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -181,8 +182,6 @@ def _quantize(fp32: Path, int8: Path) -> None:
 
 
 def _verify(work: Path, reference: np.ndarray, max_seq_length: int) -> dict[str, Any]:
-    from memory.embedders.onnx_runtime import OnnxEmbedder
-
     result: dict[str, Any] = {"sentences": len(SENTENCES)}
     for label, quantized in (("fp32", False), ("int8", True)):
         embedder = OnnxEmbedder(work, quantized=quantized, max_seq_length=max_seq_length)

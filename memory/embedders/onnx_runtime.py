@@ -16,13 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.embedders.export_files import (
-    FP32_FILE,
-    INT8_FILE,
-    TOKENIZER_FILE,
-    manifest_read,
-)
-from memory.embeddings import (
+from memory.embedders.base import (
     BATCH_SIZE,
     DIMENSIONS,
     YIELD_BATCH,
@@ -30,6 +24,12 @@ from memory.embeddings import (
     _normalise,
     _Turns,
     release_memory,
+)
+from memory.embedders.export_files import (
+    FP32_FILE,
+    INT8_FILE,
+    TOKENIZER_FILE,
+    manifest_read,
 )
 
 # fp32 keeps the torch embedder's name: its vectors are the same (within ~1e-6), so stored

@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from memory.embedders.base import Embedder, EmbedderUnavailable
 from memory.embedders.export_files import ExportStatus, bundled_model_path, export_status
 from memory.embedders.onnx_runtime import BASE_NAME, INT8_NAME, OnnxEmbedder
-from memory.embeddings import Embedder, EmbedderUnavailable, SentenceTransformerEmbedder
+from memory.embedders.torch_model import SentenceTransformerEmbedder
 
 EXPORT_TIMEOUT_SECONDS = 900
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

@@ -3,9 +3,11 @@
 Nothing here writes and nothing here creates a Retrieval or Exposure: inspecting memory must
 never look like an agent having been shown it. Writes live in memory/services/.
 
-inspection.py: evidence chains, retrieval and session detail, stats, any row by public id.
+inspection.py: evidence chains, retrieval and session detail, any row by public id.
+stats.py: counts by entity and status (scope_stats), and the dashboard's series.
 explain.py: why each item of a retrieval ranks where it does (its recorded signals).
 listings.py: rows by id and filtered, paged lists for `GET /api/...`.
+feedback.py: the feedback a session still owes (commit preflight, session detail).
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from memory.selectors.inspection import (
     object_by_ref,
     record_of,
     retrieval_detail,
-    scope_stats,
     session_detail,
 )
 from memory.selectors.listings import (
@@ -39,6 +40,7 @@ from memory.selectors.listings import (
     session_get,
     session_list,
 )
+from memory.selectors.stats import scope_stats
 
 __all__ = [
     "SIGNAL_MEANINGS",

@@ -1,4 +1,4 @@
-"""Reads for people (admin, CLI `show`/`stats`): evidence chains, retrieval and session detail.
+"""Reads for people (admin, CLI `show`): evidence chains, retrieval and session detail.
 
 Nothing here writes and nothing here creates a Retrieval or Exposure: inspecting memory must
 never look like an agent having been shown it. Writes live in memory/services/.
@@ -6,7 +6,6 @@ never look like an agent having been shown it. Writes live in memory/services/.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from django.db.models import Count, Q
@@ -26,6 +25,7 @@ from memory.models import (
     Session,
     Support,
 )
+from memory.selectors.feedback import feedback_gaps
 
 STAGE_NAMES = {
     0: "origin scope only",
@@ -213,8 +213,6 @@ def retrieval_detail(*, retrieval: Retrieval) -> dict[str, Any]:
 
 
 def session_detail(*, session: Session) -> dict[str, Any]:
-    from memory.services.closing import feedback_gaps  # a pure read shared with commit preflight
-
     retrievals = list(
         session.retrievals.order_by("created_at", "pk").annotate(
             exposed=Count("exposures", distinct=True)
@@ -231,49 +229,6 @@ def session_detail(*, session: Session) -> dict[str, Any]:
         "episodes": list(session.episodes.order_by("pk")),
         "memories": list(Memory.objects.filter(source_session=session).order_by("pk")),
         "procedure": Procedure.objects.filter(session=session).first(),
-    }
-
-
-def scope_stats(*, scope: str | None = None) -> dict[str, Any]:
-    """Counts per entity and status, overall or for one scope."""
-
-    def scoped(qs: Any) -> Any:
-        return qs.filter(scope=scope) if scope else qs
-
-    memories = scoped(Memory.objects.all())
-    by_scope = Counter(dict(memories.values_list("scope").annotate(n=Count("pk")).order_by()))
-    return {
-        "scope": scope,
-        "memories": memories.count(),
-        "memories_by_status": dict(
-            Counter(dict(memories.values_list("status").annotate(n=Count("pk")).order_by()))
-        ),
-        "memories_by_stage": {
-            str(k): v
-            for k, v in memories.values_list("generalization_stage")
-            .annotate(n=Count("pk"))
-            .order_by()
-        },
-        "memories_by_scope": dict(sorted(by_scope.items())),
-        "sessions": scoped(Session.objects.all()).count(),
-        "open_sessions": scoped(Session.objects.filter(status=Session.Status.OPEN)).count(),
-        "events": (
-            Event.objects.filter(session__scope=scope) if scope else Event.objects.all()
-        ).count(),
-        "episodes": scoped(Episode.objects.all()).count(),
-        "prototypes": scoped(Prototype.objects.all()).count(),
-        "procedures": scoped(Procedure.objects.all()).count(),
-        "retrievals": scoped(Retrieval.objects.all()).count(),
-        "feedback_events": (
-            FeedbackEvent.objects.filter(retrieval__scope=scope)
-            if scope
-            else FeedbackEvent.objects.all()
-        ).count(),
-        "forget_log": (
-            ForgetLog.objects.filter(Q(memory__scope=scope) | Q(procedure__scope=scope))
-            if scope
-            else ForgetLog.objects.all()
-        ).count(),
     }
 
 

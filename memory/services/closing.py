@@ -8,48 +8,13 @@ from typing import Any
 
 from memory import embeddings, lexical
 from memory.ids import procedure_id, procedure_index_key
-from memory.models import Event, Exposure, FeedbackEvent, Procedure, Session
+from memory.models import Event, Procedure, Session
 from memory.schemas import CommitProcedure
+from memory.selectors.feedback import feedback_gaps
 from memory.services.episodes import episodes_form
 from memory.services.scheduling import enqueue_consolidation
 from memory.services.sessions import event_append
 from memory.vectors import get_index
-
-
-def feedback_gaps(*, session: Session) -> list[dict[str, Any]]:
-    """One outstanding entry per retrieval whose shown items lack accepted feedback."""
-    ids = list(session.retrievals.order_by("created_at", "id").values_list("id", flat=True))
-    exposed: dict[str, set[tuple[str, str]]] = {}
-    shown = Exposure.objects.filter(retrieval__session=session)
-    for retrieval_id, kind, target in shown.values_list("retrieval_id", "target_kind", "target_id"):
-        exposed.setdefault(retrieval_id, set()).add((kind, target))
-    assessed: dict[str, set[tuple[str, str]]] = {}
-    declared: set[str] = set()
-    accepted = FeedbackEvent.objects.filter(
-        retrieval__session=session, status=FeedbackEvent.Status.ACCEPTED
-    )
-    for retrieval_id, kind, target, coverage in accepted.values_list(
-        "retrieval_id", "target_kind", "target_id", "coverage"
-    ):
-        if kind != "retrieval":
-            assessed.setdefault(retrieval_id, set()).add((kind, target))
-        elif coverage == "complete":
-            declared.add(retrieval_id)
-    outstanding = []
-    for retrieval_id in ids:
-        if retrieval_id not in exposed:
-            continue
-        missing = sorted(exposed[retrieval_id] - assessed.get(retrieval_id, set()))
-        if missing or retrieval_id not in declared:
-            outstanding.append(
-                {
-                    "retrieval_id": retrieval_id,
-                    "memory_ids": [t for k, t in missing if k == "memory"],
-                    "procedure_ids": [t for k, t in missing if k == "procedure"],
-                    "coverage_declared_complete": retrieval_id in declared,
-                }
-            )
-    return outstanding
 
 
 def procedure_store(

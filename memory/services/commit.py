@@ -11,8 +11,9 @@ from django.db import transaction
 from memory.errors import IncompleteFeedback, InvalidInput
 from memory.models import Event, Procedure, Session
 from memory.schemas import CommitIn
-from memory.services.closing import feedback_gaps, procedure_store, session_close
-from memory.services.sessions import session_reap_if_idle
+from memory.selectors.feedback import feedback_gaps
+from memory.services.closing import procedure_store, session_close
+from memory.services.reaping import session_reap_if_idle
 
 # Trajectory entries that narrate Slowave's own calls are bookkeeping, not task work.
 _LIFECYCLE = re.compile(r"\bslowave[_ ](activate|remember|recall|feedback|commit)\b", re.IGNORECASE)

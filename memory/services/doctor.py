@@ -8,13 +8,19 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import sys
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from memory.services.doctor_embedder import (
+    Check,
+    check_embedder,
+    check_export,
+    check_model,
+    export_state,
+)
 from memory.vectors import backend_name
 
 if TYPE_CHECKING:
@@ -39,16 +45,6 @@ DEPENDENCIES = (
     "uvicorn",
     "rich",
 )
-
-
-@dataclass
-class Check:
-    name: str
-    status: str  # ok | warn | fail
-    detail: str
-
-    def as_dict(self) -> dict[str, str]:
-        return asdict(self)
 
 
 def _sqlite_path() -> Path | None:
@@ -80,8 +76,6 @@ def schema_versions() -> dict[str, str]:
 
 def database_health(*, quick_check: bool = False) -> dict[str, Any]:
     """Engine, sizes, journal mode, backends and (on demand) SQLite's quick_check."""
-    from memory.services.doctor_embedder import export_state
-
     db = connections[DEFAULT_DB_ALIAS]
     path = _sqlite_path()
     health: dict[str, Any] = {
@@ -211,8 +205,6 @@ def _check_broker() -> Check:
 
 
 def doctor_run(*, include_model: bool = True) -> list[Check]:
-    from memory.services.doctor_embedder import check_embedder, check_export, check_model
-
     checks = [_check_python(), _check_dependencies()]
     checks += _check_sqlite()
     checks += [_check_migrations(), _check_paths(), _check_broker()]

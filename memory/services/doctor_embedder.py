@@ -7,17 +7,30 @@ manifest).
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 
-from memory.services.doctor import Check
+from memory.embedders.export_files import export_status
+from memory.embedders.serving import ServingEmbedder, source_path
+from memory.embeddings import EmbedderUnavailable, SentenceTransformerEmbedder
+
+
+# Doctor's result row: defined here, in the module doctor.py builds on, so that the two do not
+# import each other.
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
 
 
 def _status(*, verify: bool = False) -> Any:
-    from memory.embedders.export_files import export_status
-    from memory.embedders.serving import source_path
-
     return export_status(
         source=source_path(settings.SLOWAVE_EMBEDDING_MODEL),
         model_dir=settings.SLOWAVE_MODEL_DIR,
@@ -88,16 +101,10 @@ def check_embedder() -> Check:
 
 def check_model() -> Check:
     """Encode one text with the embedder that serves (never exporting on the way)."""
-    import numpy as np
-
-    from memory.embeddings import EmbedderUnavailable, SentenceTransformerEmbedder
-
     embedder: Any
     if settings.SLOWAVE_EMBEDDER == "sentence-transformers":
         embedder = SentenceTransformerEmbedder(settings.SLOWAVE_EMBEDDING_MODEL)
     else:  # with SLOWAVE_EMBEDDER=hash too: the model production would serve
-        from memory.embedders.serving import ServingEmbedder
-
         embedder = ServingEmbedder(
             source=settings.SLOWAVE_EMBEDDING_MODEL,
             model_dir=settings.SLOWAVE_MODEL_DIR,

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
+from memory.embedders.export import onnx_export
 from memory.embedders.export_files import ExportStatus, export_status
 from memory.embedders.serving import source_path
 
@@ -36,7 +37,5 @@ def embedder_export(
             f"({'--force' if status.fresh else status.reason}); "
             "this imports torch once, ~20-60 s"
         )
-    from memory.embedders.export import onnx_export
-
     source = source_path(settings.SLOWAVE_EMBEDDING_MODEL)
     return onnx_export(source=source, model_dir=settings.SLOWAVE_MODEL_DIR, force=force), True

@@ -13,14 +13,9 @@ from memory.models import Cursor, Event, Session
 from memory.retrieval.facets import build_cue, flatten_context
 from memory.schemas import CONTEXT_MAX_BYTES, RecallIn
 from memory.services.activate import LEXICAL_ONLY
+from memory.services.reaping import session_for_call, session_reap_if_idle
 from memory.services.retrieval import retrieval_page, retrieval_prepare, retrieval_publish
-from memory.services.sessions import (
-    event_append,
-    session_claim,
-    session_for_call,
-    session_reap_if_idle,
-    session_touch,
-)
+from memory.services.sessions import event_append, session_claim, session_touch
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

@@ -15,13 +15,8 @@ from memory.errors import SlowaveError, as_slowave_error
 from memory.ids import memory_ref
 from memory.models import Event, Memory, Support
 from memory.schemas import RememberIn, RememberItem, parse_timestamp
-from memory.services.sessions import (
-    event_append,
-    event_next_seq,
-    session_check,
-    session_reap_if_idle,
-    session_touch,
-)
+from memory.services.reaping import session_reap_if_idle
+from memory.services.sessions import event_append, event_next_seq, session_check, session_touch
 from memory.text import normalized_hash
 from memory.vectors import get_index
 

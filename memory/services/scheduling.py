@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
@@ -13,16 +14,15 @@ log = logging.getLogger(__name__)
 def enqueue_consolidation(*, scope: str) -> None:
     """Ask the consolidation passes to run for a scope once this transaction commits.
 
-    The Celery task is addressed by name so the memory app does not import consolidation.
+    The Celery task is addressed by name so the memory app does not import consolidation, and
+    the Celery app is the current one (slowave_site's, set up with Django) so it does not
+    import slowave_site either.
     """
     transaction.on_commit(lambda: _send(scope))
 
 
 def _send(scope: str) -> None:
-    try:
-        from slowave_site.celery import app
-    except ImportError:
-        return
+    app = current_app
     # requested_at: stamped after the commit, so a pass run that starts later is known to cover it.
     kwargs = {"scope": scope, "triggered_by": "commit", "requested_at": timezone.now().isoformat()}
     try:

@@ -20,8 +20,8 @@ from django.test import Client, RequestFactory
 from memory.api import reads, staff, verbs
 from memory.api.read_data import ExplainFilters, MemoryFilters, ScopeFilters
 from memory.errors import SlowaveError
+from memory.http.workers import http_workers, run_in_http_worker
 from memory.services.tokens import Caller
-from slowave_site.http_workers import http_workers, run_in_http_worker
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

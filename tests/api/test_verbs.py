@@ -149,7 +149,7 @@ def test_it_maps_incomplete_feedback_to_409(client) -> None:
 
 
 def test_it_maps_each_error_code_to_one_http_status() -> None:
-    from slowave_site.api import status_for
+    from memory.http.status import status_for
 
     expected = {
         "invalid_input": 400,

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.bench import baselines as bl
-from memory.bench.locomo_data import load_locomo, normalise_evidence, parse_session_date
+from slowave_site.bench import baselines as bl
+from slowave_site.bench.locomo_data import load_locomo, normalise_evidence, parse_session_date
 
 
 def bag_of_words_encoder(texts: list[str]) -> np.ndarray:

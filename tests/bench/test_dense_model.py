@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.bench import baselines as bl
-from memory.bench.locomo_data import load_locomo
+from slowave_site.bench import baselines as bl
+from slowave_site.bench.locomo_data import load_locomo
 
 
 def test_it_ranks_by_minilm_cosine_with_the_bundled_model(locomo_file: Path):

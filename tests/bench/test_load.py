@@ -12,9 +12,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from mcp import types
 
-from memory.bench import load_agent
-from memory.bench.load import parse_agents, split_cycles
-from memory.bench.load_agent import TOOLS, Agent, Plan, Tally
+from slowave_site.bench import load_agent
+from slowave_site.bench.load import parse_agents, split_cycles
+from slowave_site.bench.load_agent import TOOLS, Agent, Plan, Tally
 
 
 def test_it_runs_full_cycles_with_no_lost_write_and_no_5xx(tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def test_it_gives_the_floor_the_five_tools_with_slowaves_input_schemas() -> None
     from mcp.client.streamable_http import streamable_http_client
 
     from mcp_bridge.tools import TOOLS as SLOWAVE_TOOLS
-    from memory.bench.load_floor import floor_server
+    from slowave_site.bench.load_floor import floor_server
 
     async def listed(url: str) -> dict[str, dict]:
         async with (

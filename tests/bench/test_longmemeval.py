@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from memory.bench.longmemeval import run_longmemeval
-from memory.bench.longmemeval_data import (
+from slowave_site.bench.longmemeval import run_longmemeval
+from slowave_site.bench.longmemeval_data import (
     chunks,
     documents,
     load_longmemeval,
@@ -19,15 +19,15 @@ from memory.bench.longmemeval_data import (
     question_documents,
     select,
 )
-from memory.bench.longmemeval_metrics import (
+from slowave_site.bench.longmemeval_metrics import (
     LmeResult,
     aggregate,
     ndcg,
     question_metrics,
     ranked_sessions,
 )
-from memory.bench.longmemeval_report import print_report
-from memory.bench.results import RankedItem
+from slowave_site.bench.longmemeval_report import print_report
+from slowave_site.bench.results import RankedItem
 from tests.bench.lme_tiny import LONG_TURN, write_lme
 
 

@@ -15,12 +15,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connections
 
-from memory.bench.longmemeval import run_longmemeval
-from memory.bench.longmemeval_data import load_longmemeval
-from memory.bench.longmemeval_slowave import ingest_question
-from memory.bench.store import MANIFEST, STORE_DB, StoreMismatch, scratch_database
 from memory.models import Memory
 from memory.retrieval import policy
+from slowave_site.bench.longmemeval import run_longmemeval
+from slowave_site.bench.longmemeval_data import load_longmemeval
+from slowave_site.bench.longmemeval_slowave import ingest_question
+from slowave_site.bench.store import MANIFEST, STORE_DB, StoreMismatch, scratch_database
 from tests.bench.lme_tiny import LONG_TURN, write_lme
 
 

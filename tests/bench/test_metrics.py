@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.bench.locomo_data import Question
-from memory.bench.metrics import (
+from slowave_site.bench.locomo_data import Question
+from slowave_site.bench.metrics import (
     aggregate,
     hypothesis,
     keyword_hit,
@@ -14,7 +14,7 @@ from memory.bench.metrics import (
     percentile,
     recall_all_at,
 )
-from memory.bench.results import QuestionResult, RankedItem, render_item
+from slowave_site.bench.results import QuestionResult, RankedItem, render_item
 
 
 def question(

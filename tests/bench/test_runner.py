@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from memory.bench.locomo import main, run_locomo
-from memory.bench.locomo_data import Sample
-from memory.bench.report import print_report
-from memory.bench.results import QuestionResult, RankedItem
+from slowave_site.bench.locomo import main, run_locomo
+from slowave_site.bench.locomo_data import Sample
+from slowave_site.bench.report import print_report
+from slowave_site.bench.results import QuestionResult, RankedItem
 from tests.bench.conftest import locomo_payload
 
 

@@ -9,9 +9,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from memory.bench.locomo_run import run_locomo_bench
-from memory.bench.store import MANIFEST, StoreMismatch
 from memory.retrieval import policy
+from slowave_site.bench.locomo_run import run_locomo_bench
+from slowave_site.bench.store import MANIFEST, StoreMismatch
 
 
 def _items(report: dict) -> list[list[tuple[str, tuple[str, ...]]]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import connections
 
-from consolidation.bench import run, synthetic_vectors
+from slowave_site.bench.clustering import run, synthetic_vectors
 
 
 def test_it_reports_the_clustering_rate_on_a_scratch_database(django_db_blocker):

@@ -88,7 +88,7 @@ def text_problems(text: str) -> list[str]:
 
 def rest_problems(status: int, body: bytes, *, tool: str | None = None) -> list[str]:
     """A REST reply: < 500 and the envelope, its status the one its code maps to."""
-    from slowave_site.api import status_for
+    from memory.http.status import status_for
 
     text = body.decode("utf-8", "replace")
     problems = text_problems(text)

@@ -1,0 +1,152 @@
+"""Load time, memory and speed of the embedders, each in a fresh process (no Django):
+
+    python -m slowave_site.bench.embedders --models DIR [--repeat 3]
+
+For onnx-fp32, onnx-int8 and torch: seconds from process start to the first vector (imports,
+model load, one encode), resident memory then and at its peak, the median latency of one short
+query, texts per second over a batch of 256 conversation-like sentences (~100 characters), and
+seconds for the whole-text vectors of a remember of 64 memories of 8,000 characters (each read
+to the model's 256 tokens). `slowave bench scale` prints the same rows beside its own run.
+A measurement, not a test: on a shared machine the numbers are noisy; compare rows of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+STARTED = time.perf_counter()
+MODES = ("onnx-fp32", "onnx-int8", "torch")
+QUERY = "Which database keeps the bills?"
+SPEAKERS = ("Caroline", "Melanie", "Jon", "Gina")
+TOPICS = (
+    "went to the support group yesterday and it was really powerful to hear everyone",
+    "is planning a camping trip with the kids to the lake next month, weather permitting",
+    "started a pottery class and made a bowl with a blue glaze that came out really well",
+    "lost her job at the bank but says it gave her time to start the dance studio",
+)
+
+
+def sentences(count: int = 256) -> list[str]:
+    """Deterministic LoCoMo-like turns of about 100 characters."""
+    out = []
+    for i in range(count):
+        speaker, topic = SPEAKERS[i % len(SPEAKERS)], TOPICS[(i // 4) % len(TOPICS)]
+        out.append(f"{speaker}: she {topic} (turn {i}).")
+    return out
+
+
+def long_texts(count: int = 64, chars: int = 8000) -> list[str]:
+    """`count` distinct texts of `chars` characters, sentences of the turns above."""
+    out = []
+    for i in range(count):
+        text, k = "", 0
+        while len(text) < chars:
+            text += sentences(1 + (i + k) % 255)[-1] + " "
+            k += 1
+        out.append(text[:chars])
+    return out
+
+
+def _rss_mb() -> dict[str, float]:
+    fields = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields
+
+
+def _embedder(mode: str, models: Path) -> Any:
+    if mode == "torch":
+        from memory.embeddings import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder()
+    from memory.embedders.export_files import export_directory
+    from memory.embedders.onnx_runtime import OnnxEmbedder
+
+    return OnnxEmbedder(export_directory(models), quantized=mode == "onnx-int8")
+
+
+def measure_one(mode: str, models: Path, repeat: int) -> dict[str, Any]:
+    embedder = _embedder(mode, models)
+    embedder.encode(["warm up"])
+    loaded = time.perf_counter() - STARTED
+    after_load = _rss_mb()["VmRSS"]
+    singles = []
+    for _ in range(50):
+        start = time.perf_counter()
+        embedder.encode([QUERY])
+        singles.append(time.perf_counter() - start)
+    batch = sentences()
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        embedder.encode(batch)
+        runs.append(time.perf_counter() - start)
+    long = long_texts()
+    start = time.perf_counter()
+    embedder.encode(long)
+    long_seconds = time.perf_counter() - start
+    memory = _rss_mb()
+    return {
+        "mode": mode,
+        "load_seconds": round(loaded, 2),
+        "rss_after_load_mb": round(after_load),
+        "peak_rss_mb": round(memory["VmHWM"]),
+        "query_p50_ms": round(statistics.median(singles) * 1000, 2),
+        "batch_texts_per_second": round(len(batch) / statistics.median(runs), 1),
+        "batch_chars_mean": round(sum(map(len, batch)) / len(batch)),
+        "long_64x8000_seconds": round(long_seconds, 2),
+    }
+
+
+def measure_modes(models: Path, *, modes: tuple[str, ...] = MODES, repeat: int = 3) -> list[dict]:
+    """One fresh process per mode, one after another, so the rows share the machine's state."""
+    rows = []
+    for mode in modes:
+        child = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "slowave_site.bench.embedders",
+                "--one",
+                mode,
+                "--models",
+                str(models),
+                "--repeat",
+                str(repeat),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        rows.append(json.loads(child.stdout.strip().splitlines()[-1]))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m slowave_site.bench.embedders")
+    parser.add_argument("--models", required=True, help="SLOWAVE_MODEL_DIR with the export")
+    parser.add_argument("--repeat", type=int, default=3, help="batch runs per mode (median)")
+    parser.add_argument("--one", choices=MODES, help=argparse.SUPPRESS)
+    options = parser.parse_args(argv)
+    if options.one:
+        print(json.dumps(measure_one(options.one, Path(options.models), options.repeat)))
+        return 0
+    rows = measure_modes(Path(options.models), repeat=options.repeat)
+    columns = list(rows[0])
+    print(" | ".join(columns))
+    for row in rows:
+        print(" | ".join(str(row[c]) for c in columns))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,175 @@
+"""`slowave bench scale --memories N` (spec §13.2): ingest rate and lookup latency at size."""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from memory import embeddings
+from memory.schemas import MEMORY_TYPES, ActivateIn, RecallIn, RememberIn, RememberItem
+from memory.services.activate import session_activate
+from memory.services.recall import retrieval_recall
+from memory.services.remember import memory_remember
+from memory.services.sessions import ClientInfo
+from memory.vectors import backend_name
+from slowave_site.bench.metrics import percentile_of
+
+CLIENT = ClientInfo(name="slowave-bench", version="1")
+SUBJECTS = [
+    "billing",
+    "search",
+    "checkout",
+    "inventory",
+    "shipping",
+    "accounts",
+    "reports",
+    "pricing",
+    "auth",
+    "gateway",
+    "ledger",
+    "notifications",
+    "analytics",
+    "catalog",
+]
+PARTS = [
+    "queue",
+    "cache",
+    "database",
+    "worker",
+    "scheduler",
+    "index",
+    "api",
+    "frontend",
+    "cron job",
+    "proxy",
+    "migration",
+    "test suite",
+]
+CLAIMS = [
+    "retries failed requests {n} times",
+    "uses a timeout of {n} seconds",
+    "logs to {o}",
+    "is deployed on {o}",
+    "is owned by team {o}",
+    "stores data in {o}",
+    "scales to {n} replicas",
+    "alerts on-call when errors exceed {n} per minute",
+    "is tested with {o}",
+    "depends on {o}",
+]
+OBJECTS = [
+    "Redis",
+    "PostgreSQL",
+    "Kafka",
+    "Atlas",
+    "Kubernetes",
+    "S3",
+    "Datadog",
+    "pytest",
+    "nginx",
+    "Vault",
+    "Orion",
+    "Helix",
+    "BigQuery",
+    "RabbitMQ",
+]
+
+
+def synthetic(n: int, seed: int = 13) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        claim = rng.choice(CLAIMS).format(n=rng.randint(2, 500), o=rng.choice(OBJECTS))
+        out.append(
+            (
+                f"The {rng.choice(SUBJECTS)} {rng.choice(PARTS)} {claim} (note {i})",
+                MEMORY_TYPES[i % len(MEMORY_TYPES)],
+            )
+        )
+    return out
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    fn()
+    return (time.perf_counter() - started) * 1000
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    return {f"p{p}": round(percentile_of(values, p), 2) for p in (50, 95, 99)}
+
+
+def _ask(question: str, scope: str) -> tuple[float, float]:
+    """Milliseconds for one activate and one recall of the question."""
+    started = time.perf_counter()
+    opened = session_activate(
+        data=ActivateIn(task=question, initial_goal="answer", scope=scope),
+        client=CLIENT,
+        now=timezone.now(),
+    )
+    middle = time.perf_counter()
+    retrieval_recall(
+        data=RecallIn(session_id=opened["session_id"], scope=scope, query=question),
+        now=timezone.now(),
+    )
+    return (middle - started) * 1000, (time.perf_counter() - middle) * 1000
+
+
+def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print) -> dict[str, Any]:
+    rows = synthetic(memories)
+    scope_names = [f"project:scale-{i}" for i in range(scopes)]
+    sessions = {
+        s: session_activate(
+            data=ActivateIn(task="seed", initial_goal="seed", scope=s),
+            client=CLIENT,
+            now=timezone.now(),
+        )["session_id"]
+        for s in scope_names
+    }
+    started = time.perf_counter()
+    for start in range(0, memories, 256):
+        scope = scope_names[(start // 256) % scopes]
+        batch = [
+            RememberItem.model_validate({"content": c, "type": t})
+            for c, t in rows[start : start + 256]
+        ]
+        memory_remember(
+            data=RememberIn(scope=scope, session_id=sessions[scope], memories=batch),
+            now=timezone.now(),
+        )
+        if start and start % (256 * 40) == 0:
+            log(f"ingested {start} memories")
+    ingest_seconds = time.perf_counter() - started
+    rng = random.Random(7)
+    questions = [
+        f"What does the {rng.choice(SUBJECTS)} {rng.choice(PARTS)} use?" for _ in range(queries)
+    ]
+    embed = [_timed(partial(embeddings.encode, [q])) for q in questions]
+    activate_ms, recall_ms = [], []
+    for i, question in enumerate(questions):
+        opened_ms, recalled_ms = _ask(question, scope_names[i % scopes])
+        activate_ms.append(opened_ms)
+        recall_ms.append(recalled_ms)
+    db_file = connection.settings_dict["NAME"]
+    return {
+        "memories": memories,
+        "scopes": scopes,
+        "queries": queries,
+        "embedder": embeddings.get_embedder().name,
+        "vector_backend": backend_name(),
+        "ingest_per_second": round(memories / ingest_seconds, 1),
+        "query_embedding_ms": _summary(embed),
+        "activate_ms": _summary(activate_ms),
+        "recall_ms": _summary(recall_ms),
+        "recall_overhead_p50_ms": round(percentile_of(recall_ms, 50) - percentile_of(embed, 50), 2),
+        "db_bytes": os.path.getsize(db_file) if os.path.exists(db_file) else None,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }

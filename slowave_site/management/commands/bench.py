@@ -1,0 +1,268 @@
+"""`slowave bench locomo|longmemeval PATH`: Slowave beside plain-RAG baselines on a benchmark
+file; `scale`, `consolidate` and `load` measure speed. The runs live in slowave_site/bench/*."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import IO, cast
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+from rich.console import Console
+
+from slowave_site.bench.embedders import MODES, measure_modes
+
+EMBEDDERS = ["onnx", "onnx-int8", "sentence-transformers", "hash"]
+
+
+class Command(BaseCommand):
+    help = (
+        "Benchmarks. locomo PATH: evidence recall and keyword hits vs BM25/dense/RRF baselines; "
+        "longmemeval PATH: session/turn recall and NDCG vs the same baselines."
+    )
+
+    def add_arguments(self, parser) -> None:
+        sub = parser.add_subparsers(dest="bench", required=True)
+        locomo = sub.add_parser("locomo", help="LoCoMo retrieval benchmark (spec §13.1)")
+        locomo.add_argument("path")
+        _common(locomo)
+        locomo.add_argument(
+            "--sample",
+            action="append",
+            default=[],
+            metavar="ID",
+            help="only the conversation with this sample_id (repeatable; default: all)",
+        )
+        locomo.add_argument("--db", help="SQLite file to use (default: a temporary one)")
+        lme = sub.add_parser("longmemeval", help="LongMemEval retrieval benchmark (S layout)")
+        lme.add_argument("path")
+        _common(lme)
+        lme.add_argument(
+            "--roles",
+            choices=["user", "both"],
+            default="user",
+            help="turns indexed and counted as evidence (default: user, the official protocol)",
+        )
+        lme.add_argument(
+            "--question",
+            action="append",
+            default=[],
+            metavar="ID",
+            help="only this scored question (repeatable; default: all scored)",
+        )
+        lme.add_argument("--limit", type=int, help="only the first N scored questions")
+        scale = sub.add_parser("scale", help="ingest rate and lookup latency at size (spec §13.2)")
+        scale.add_argument("--memories", type=int, required=True)
+        scale.add_argument("--scopes", type=int, default=10)
+        scale.add_argument("--queries", type=int, default=200)
+        scale.add_argument("--embedder", choices=EMBEDDERS)
+        scale.add_argument(
+            "--vector-backend",
+            choices=["sqlite-vec", "numpy"],
+            help="vector index to measure (default: SLOWAVE_VECTOR_BACKEND)",
+        )
+        scale.add_argument("--db", help="SQLite file to use (default: a temporary one)")
+        scale.add_argument("--out", help="write the JSON report here")
+        scale.add_argument(
+            "--embedders",
+            default="onnx-fp32,onnx-int8,torch",
+            help="also measure these embedders, each in a fresh process, in the same run "
+            "(comma-separated; '' for none)",
+        )
+        consolidate = sub.add_parser(
+            "consolidate", help="clustering pass throughput (synthetic episodes)"
+        )
+        consolidate.add_argument("--episodes", type=int, required=True)
+        consolidate.add_argument("--scopes", type=int, default=10)
+        consolidate.add_argument("--out", help="write the JSON report here")
+        load = sub.add_parser("load", help="concurrent agents' full cycles over MCP HTTP")
+        load.add_argument("--agents", default="1,4,16", help="agent counts, one phase each")
+        load.add_argument("--cycles", type=int, default=64, help="cycles per phase, shared out")
+        load.add_argument("--embedder", choices=EMBEDDERS, default="sentence-transformers")
+        load.add_argument("--database-url", help="DATABASE_URL for the server (e.g. PostgreSQL)")
+        load.add_argument("--worker", action="store_true", help="run the embedded worker too")
+        load.add_argument(
+            "--floor",
+            action="store_true",
+            help="also drive a no-work MCP server and report Slowave's cycles/s as a share of it",
+        )
+        load.add_argument(
+            "--workers", type=int, default=1, help="server processes (slowave up --workers)"
+        )
+        load.add_argument("--out", help="write the JSON report here")
+
+    def handle(self, *args, **options) -> None:
+        if options["bench"] == "scale":
+            return self._scale(options)
+        if options["bench"] == "consolidate":
+            return self._consolidate_bench(options)
+        if options["bench"] == "load":
+            return self._load(options)
+        if options["bench"] == "longmemeval":
+            return self._longmemeval(options)
+        self._locomo(options)
+
+    def _consolidate_bench(self, options) -> None:
+        from slowave_site.bench.clustering import run
+
+        try:
+            report = run(options["episodes"], scopes=options["scopes"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        self._emit(report, options["out"])
+
+    def _load(self, options) -> None:
+        from slowave_site.bench.load import parse_agents, run_load
+        from slowave_site.bench.load_report import print_load
+        from slowave_site.bench.report import write_json
+
+        try:
+            agents = parse_agents(options["agents"], options["cycles"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        try:
+            report = run_load(
+                agents=agents,
+                cycles=options["cycles"],
+                embedder=options["embedder"],
+                database_url=options["database_url"],
+                worker=options["worker"],
+                floor=options["floor"],
+                workers=options["workers"],
+                log=lambda m: self.stderr.write(m),
+            )
+        except RuntimeError as exc:  # the server did not start; the message carries its log
+            raise CommandError(str(exc)) from exc
+        if options["out"]:
+            write_json(options["out"], report)
+        # Wide enough for the floor rows and the share column when stdout is not a terminal.
+        print_load(report, Console(file=cast(IO[str], self.stdout), width=110))
+        if not report["ok"]:
+            raise CommandError("load bench failed: " + "; ".join(report["failures"]))
+
+    def _emit(self, report, out: str | None) -> None:
+        import json
+
+        text = json.dumps(report, indent=2, default=str)
+        if out:
+            Path(out).write_text(text + "\n")
+        self.stdout.write(text)
+
+    def _scale(self, options) -> None:
+        from slowave_site.bench.scale import run_scale
+
+        if options["memories"] < 1 or options["scopes"] < 1 or options["queries"] < 1:
+            raise CommandError("--memories, --scopes and --queries must be positive")
+        if options["embedder"]:
+            settings.SLOWAVE_EMBEDDER = options["embedder"]
+        if options["vector_backend"]:
+            settings.SLOWAVE_VECTOR_BACKEND = options["vector_backend"]
+        _use_scratch_database(options["db"])
+        modes = tuple(m.strip() for m in options["embedders"].split(",") if m.strip())
+        unknown = sorted(set(modes) - set(MODES))
+        if unknown:
+            raise CommandError(f"--embedders: unknown {', '.join(unknown)}; one of {MODES}")
+        report = run_scale(
+            memories=options["memories"],
+            scopes=options["scopes"],
+            queries=options["queries"],
+            log=lambda m: self.stderr.write(m),
+        )
+        if modes:
+            self.stderr.write(f"measuring embedders: {', '.join(modes)}")
+            report["embedders"] = measure_modes(Path(settings.SLOWAVE_MODEL_DIR), modes=modes)
+        self._emit(report, options["out"])
+
+    def _locomo(self, options) -> None:
+        from slowave_site.bench.locomo_run import run_locomo_bench
+        from slowave_site.bench.report import print_report
+
+        self._check_path(options["path"])
+        errors = Console(stderr=True)
+        try:
+            report = run_locomo_bench(
+                options["path"],
+                samples=options["sample"],
+                db=options["db"],
+                log=errors.log,
+                **_shared(options),
+            )
+        except (OSError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        print_report(report, Console(file=cast(IO[str], self.stdout)))
+
+    def _longmemeval(self, options) -> None:
+        from slowave_site.bench.longmemeval import run_longmemeval
+        from slowave_site.bench.longmemeval_report import print_report
+
+        self._check_path(options["path"])
+        errors = Console(stderr=True)
+        try:
+            report = run_longmemeval(
+                options["path"],
+                roles=options["roles"],
+                questions=options["question"],
+                limit=options["limit"],
+                log=errors.log,
+                **_shared(options),
+            )
+        except (OSError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        print_report(report, Console(file=cast(IO[str], self.stdout)))
+
+    def _check_path(self, path: str) -> None:
+        if not Path(path).is_file():
+            raise CommandError(f"no such file: {path}")
+
+
+def _common(parser) -> None:
+    """The options locomo and longmemeval share."""
+    parser.add_argument("--baseline", action="append", default=[], choices=["bm25", "dense", "rrf"])
+    parser.add_argument("--no-slowave", action="store_true", help="run only the baselines")
+    parser.add_argument(
+        "--no-consolidate",
+        action="store_true",
+        help="skip the consolidation pass between ingest and questions",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        help="keep the ingested store in DIR and reuse it when its manifest matches",
+    )
+    parser.add_argument(
+        "--rebuild", action="store_true", help="with --store: ingest again into a fresh store"
+    )
+    parser.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="rank the questions with this policy value changed (repeatable; see "
+        "memory/retrieval/policy.py)",
+    )
+    parser.add_argument("--out", help="write the JSON report here")
+    parser.add_argument("--details", action="store_true", help="per-question rows in the JSON")
+
+
+def _shared(options) -> dict:
+    return {
+        "baselines": options["baseline"],
+        "slowave": not options["no_slowave"],
+        "consolidate": not options["no_consolidate"],
+        "store": options["store"],
+        "rebuild": options["rebuild"],
+        "policy": options["policy"],
+        "out": options["out"],
+        "details": options["details"],
+    }
+
+
+def _use_scratch_database(path: str | None) -> None:
+    """Point the default connection at a bench-only SQLite file: never the user's memory."""
+    target = path or str(Path(tempfile.mkdtemp(prefix="slowave-bench-")) / "bench.sqlite3")
+    connections["default"].close()
+    connections["default"].settings_dict["NAME"] = target
+    call_command("migrate", verbosity=0)
