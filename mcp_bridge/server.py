@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -39,6 +40,7 @@ from mcp.shared.message import SessionMessage
 
 from mcp_bridge.frames import Rejection, StdinFrames, claimed_stdin
 from mcp_bridge.tools import TOOLS
+from memory import instruments
 from memory.errors import InvalidInput, SlowaveError, as_slowave_error
 from memory.schemas import parse_input
 from slowave_site.http_workers import admitted
@@ -168,6 +170,7 @@ async def _call_tool(
         raw = params.arguments
     state: BridgeState = ctx.lifespan_context
     await state.ready.wait()
+    started = time.perf_counter()
     try:
         # Over HTTP a long call waits for a heavy lane, so a thread stays for short ones.
         async with admitted(size=len(json.dumps(raw, ensure_ascii=False))):
@@ -176,6 +179,12 @@ async def _call_tool(
             )
     except Exception as exc:  # the thread hop itself failed; still answer with an envelope
         envelope = error_envelope(exc, params.name)
+    instruments.call_finished(
+        surface="mcp",
+        tool=params.name if params.name in TOOLS else "unknown",  # labels stay a bounded set
+        code="ok" if envelope["ok"] else envelope["error"]["code"],
+        seconds=time.perf_counter() - started,
+    )
     return _result(envelope)
 
 

@@ -13,6 +13,7 @@ import ctypes
 import hashlib
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
@@ -20,6 +21,7 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
+from memory import instruments
 from memory.text import TOKEN_RE
 
 DIMENSIONS = 384
@@ -211,6 +213,14 @@ def encode(texts: list[str], *, yielding: bool = False) -> np.ndarray | None:
     """Vectors for texts, or None when the model cannot be loaded (lexical-only mode).
 
     `yielding`: long work (a long cue's facets) that lets every other encode go first."""
+    started = time.perf_counter()
+    vectors = _encode(texts, yielding=yielding)
+    if vectors is not None:
+        instruments.embedding_finished(texts=len(texts), seconds=time.perf_counter() - started)
+    return vectors
+
+
+def _encode(texts: list[str], *, yielding: bool = False) -> np.ndarray | None:
     try:
         return get_embedder().encode(texts, yielding=yielding)
     except EmbedderUnavailable:
@@ -218,8 +228,9 @@ def encode(texts: list[str], *, yielding: bool = False) -> np.ndarray | None:
 
 
 def warm_up_in_background() -> threading.Thread:
+    # Unmeasured: its time is mostly the model's load, not an embedding anyone waits for.
     thread = threading.Thread(
-        target=lambda: encode(["warm up"]), name="embedder-warmup", daemon=True
+        target=lambda: _encode(["warm up"]), name="embedder-warmup", daemon=True
     )
     thread.start()
     return thread

@@ -1,6 +1,8 @@
 """`manage.py mcp_serve [--no-worker]`: the stdio MCP server (spec §6.1).
 
 stdout carries protocol frames only: migrate output and logs go to stderr, nothing prints.
+stderr is the agent's log: one start line, then warnings, errors and at most one routine line
+a minute (mcp_bridge.log_limit).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from django.core.management.base import BaseCommand
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
 
+from mcp_bridge.log_limit import say
 from memory.services.holders import store_hold
 
 
@@ -39,8 +42,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         # Imported here: the SDK import is a large share of the startup budget, and
         # `manage.py help` should not pay it.
+        from mcp_bridge.log_limit import limit_routine_lines, say
         from mcp_bridge.server import ServerCannotStart, serve_stdio
+        from slowave_site.quiet_start import database_label
 
+        limit_routine_lines()
+        say(f"Slowave MCP on stdio, database {database_label()}")
         serve = functools.partial(
             serve_stdio, prepare=migrate_if_needed, background_worker=not options["no_worker"]
         )
@@ -99,10 +106,12 @@ def migrate_if_needed() -> None:
     connection = connections[DEFAULT_DB_ALIAS]
     try:
         executor = MigrationExecutor(connection)
-        if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+        if plan:
             with contextlib.redirect_stdout(sys.stderr):
                 call_command(
-                    "migrate", interactive=False, verbosity=1, stdout=sys.stderr, stderr=sys.stderr
+                    "migrate", interactive=False, verbosity=0, stdout=sys.stderr, stderr=sys.stderr
                 )
+            say(f"applied {len(plan)} database migrations")
     finally:
         connection.close()
