@@ -149,9 +149,11 @@ class ScopeKindCollector:
             yield family
 
 
-def exposition() -> bytes:
-    """The text a scrape gets: every process's samples (or this one's), and the gauges."""
-    from prometheus_client import CollectorRegistry, generate_latest
+def exposition(accept: str | None) -> tuple[bytes, str]:
+    """What a scrape gets (body, content type): every process's samples (or this one's) and
+    the gauges, in the format the scraper's Accept header asks for (the library decides)."""
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.exposition import choose_encoder
     from prometheus_client.multiprocess import MultiProcessCollector
 
     sink = install_metrics()
@@ -162,7 +164,8 @@ def exposition() -> bytes:
     else:
         registry.register(sink.registry)
     registry.register(ScopeKindCollector())
-    return generate_latest(registry)
+    encode, content_type = choose_encoder(accept or "")
+    return encode(registry), content_type
 
 
 def _envelope(error: Any, status: int) -> JsonResponse:
@@ -187,8 +190,6 @@ def _authorised(request: HttpRequest) -> None:
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """`GET /metrics` in Prometheus' text format, for callers `/api/` would accept (its Host
     and Origin rule is applied before, by slowave_site.host_policy's middleware)."""
-    from prometheus_client import CONTENT_TYPE_LATEST
-
     from memory.errors import SlowaveError
     from slowave_site.api import status_for
 
@@ -198,4 +199,5 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
         response = _envelope(exc, status_for(exc.code))
         response["WWW-Authenticate"] = "Bearer"
         return response
-    return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
+    body, content_type = exposition(request.headers.get("Accept"))
+    return HttpResponse(body, content_type=content_type)
