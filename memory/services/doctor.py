@@ -38,6 +38,7 @@ DEPENDENCIES = (
     "scikit-learn",
     "uvicorn",
     "rich",
+    "prometheus-client",
 )
 
 
