@@ -10,6 +10,7 @@ consolidation.scheduler's arguments). Warnings and errors are never silenced her
 from __future__ import annotations
 
 import os
+import socket
 
 from django.conf import settings
 
@@ -66,3 +67,16 @@ def start_block(*, host: str, port: int, workers: int, worker: str) -> str:
         "Stop with Ctrl+C. Startup details: slowave up --verbose",
     ]
     return "\n".join(lines)
+
+
+def port_taken(host: str, port: int) -> str | None:
+    """Why `host:port` cannot be listened on (None if it can), checked before the block says
+    Slowave is up: otherwise the block would be followed by uvicorn's bind error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None

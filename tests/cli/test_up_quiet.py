@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.admin.live import free_port
-from tests.cli.runner import ENTRY, REPO_ROOT, cli_env
+from tests.cli.runner import ENTRY, REPO_ROOT, cli_env, slowave
 from tests.cli.test_up import _alive, _children
 
 
@@ -104,3 +105,13 @@ def test_it_names_the_worker_state_when_there_is_none(tmp_path: Path) -> None:
     worker = "  worker     off (--no-worker): nothing consolidates until a worker runs\n"
     assert worker in output.printed
     assert output.all_logged == "", output.all_logged
+
+
+def test_it_says_so_instead_of_its_block_when_the_port_is_taken(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = slowave(tmp_path, "up", "--port", str(port), timeout=60)
+    assert result.code == 1 and "Slowave is up" not in result.out
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in result.err

@@ -24,7 +24,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory.services.holders import store_hold
 from slowave_site.metrics import prepare_multiprocess_dir
-from slowave_site.quiet_start import silence_libraries, start_block, worker_state
+from slowave_site.quiet_start import port_taken, silence_libraries, start_block, worker_state
 from slowave_site.server_process import SERVER_PROCESS_ENV, serve
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,11 @@ class Command(BaseCommand):
         workers = options["workers"]
         if workers < 1:
             raise CommandError(f"--workers must be at least 1, got {workers}")
+        host, port = options["host"], options["port"]
+        # Before anything starts (or the metrics of a server already on that port are wiped).
+        taken = port_taken(host, port)
+        if taken:
+            raise CommandError(f"cannot listen on {host}:{port}: {taken} (choose another --port)")
         verbose = options["verbose"]
         if not verbose:
             silence_libraries()
@@ -102,7 +107,6 @@ class Command(BaseCommand):
         else:
             # Each server process warms its own model; the parent serves nothing and needs none.
             os.environ[SERVER_PROCESS_ENV] = "1"
-        host, port = options["host"], options["port"]
         worker = None
         if settings.SLOWAVE_EMBEDDED_WORKER and not options["no_worker"]:
             worker = start_embedded_worker(verbose=verbose)
