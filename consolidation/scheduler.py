@@ -118,12 +118,13 @@ def worker_argv(*, beat: bool, loglevel: str = "INFO") -> list[str]:
 
 
 def start_embedded_worker(
-    *, stdout: Any = None, stderr: Any = None
+    *, stdout: Any = None, stderr: Any = None, verbose: bool = True
 ) -> subprocess.Popen[bytes] | None:
     """Start `celery -A slowave_site worker --beat` as a child process for `slowave up`.
 
     Returns None when there is nothing to start: broker mode (workers and beat are their own
-    services there) or SLOWAVE_EMBEDDED_WORKER=false. Stop it with `stop_worker`.
+    services there) or SLOWAVE_EMBEDDED_WORKER=false. Stop it with `stop_worker`. Not
+    `verbose`: no banner and warnings only (`slowave up` prints its own start block).
     """
     if not embedded_mode() or not settings.SLOWAVE_EMBEDDED_WORKER:
         return None
@@ -132,7 +133,9 @@ def start_embedded_worker(
         **os.environ,
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "slowave_site.settings"),
     }
-    command = [sys.executable, "-m", "celery", "-A", "slowave_site", *worker_argv(beat=True)]
+    quiet = [] if verbose else ["--quiet"]
+    argv = worker_argv(beat=True, loglevel="INFO" if verbose else "WARNING")
+    command = [sys.executable, "-m", "celery", "-A", "slowave_site", *quiet, *argv]
     # Its own process group, so stop_worker reaches the pool child too and nothing is orphaned.
     return subprocess.Popen(
         command,

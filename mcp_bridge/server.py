@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -39,6 +40,7 @@ from mcp.shared.message import SessionMessage
 
 from mcp_bridge.frames import Rejection, StdinFrames, claimed_stdin
 from mcp_bridge.tools import TOOLS
+from memory import instruments
 from memory.embeddings import warm_up_in_background
 from memory.errors import InvalidInput, SlowaveError, as_slowave_error
 from memory.http.workers import admitted
@@ -169,6 +171,7 @@ async def _call_tool(
         raw = params.arguments
     state: BridgeState = ctx.lifespan_context
     await state.ready.wait()
+    started = time.perf_counter()
     try:
         # Over HTTP a long call waits for a heavy lane, so a thread stays for short ones.
         async with admitted(size=len(json.dumps(raw, ensure_ascii=False))):
@@ -177,6 +180,12 @@ async def _call_tool(
             )
     except Exception as exc:  # the thread hop itself failed; still answer with an envelope
         envelope = error_envelope(exc, params.name)
+    instruments.call_finished(
+        surface="mcp",
+        tool=params.name if params.name in TOOLS else "unknown",  # labels stay a bounded set
+        code="ok" if envelope["ok"] else envelope["error"]["code"],
+        seconds=time.perf_counter() - started,
+    )
     return _result(envelope)
 
 

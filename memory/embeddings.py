@@ -12,10 +12,12 @@ scope broke every later search.
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 from django.conf import settings
 
+from memory import instruments
 from memory.embedders.base import (
     BATCH_SIZE,
     DIMENSIONS,
@@ -70,6 +72,14 @@ def encode(texts: list[str], *, yielding: bool = False) -> np.ndarray | None:
     """Vectors for texts, or None when the model cannot be loaded (lexical-only mode).
 
     `yielding`: long work (a long cue's facets) that lets every other encode go first."""
+    started = time.perf_counter()
+    vectors = _encode(texts, yielding=yielding)
+    if vectors is not None:
+        instruments.embedding_finished(texts=len(texts), seconds=time.perf_counter() - started)
+    return vectors
+
+
+def _encode(texts: list[str], *, yielding: bool = False) -> np.ndarray | None:
     try:
         return get_embedder().encode(texts, yielding=yielding)
     except EmbedderUnavailable:
@@ -77,8 +87,9 @@ def encode(texts: list[str], *, yielding: bool = False) -> np.ndarray | None:
 
 
 def warm_up_in_background() -> threading.Thread:
+    # Unmeasured: its time is mostly the model's load, not an embedding anyone waits for.
     thread = threading.Thread(
-        target=lambda: encode(["warm up"]), name="embedder-warmup", daemon=True
+        target=lambda: _encode(["warm up"]), name="embedder-warmup", daemon=True
     )
     thread.start()
     return thread

@@ -15,9 +15,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
 django_app = get_asgi_application()  # sets Django up before mcp_bridge imports models
 
 from mcp_bridge.http import McpHttpApp  # noqa: E402
+from slowave_site.metrics import install_metrics  # noqa: E402
 from slowave_site.server_process import server_process  # noqa: E402
 
 mcp_app = McpHttpApp()
+# Every server process records what it answers; `/metrics` sums them (slowave_site.metrics).
+install_metrics()
 # Which server process answered, on /api/health only: `up --workers N` runs several.
 _PID_HEADER = (b"x-slowave-pid", str(os.getpid()).encode())
 

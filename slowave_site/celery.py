@@ -7,13 +7,15 @@ store and beat schedule come from consolidation.scheduler once Django settings a
 
 from __future__ import annotations
 
+import logging
 import os
+import warnings
 from typing import Any
 
 from celery import Celery
 from celery.signals import worker_init
 
-from consolidation.scheduler import celery_settings
+from consolidation.scheduler import celery_settings, embedded_mode
 from slowave_site.env import settings_or_exit
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
@@ -33,6 +35,20 @@ def _check_settings(sender: Celery, **kwargs: Any) -> None:
 @app.on_after_configure.connect
 def _configure(sender: Celery, **kwargs: Any) -> None:
     sender.conf.update(celery_settings())
+    if embedded_mode():
+        _quiet_embedded_noise()
+
+
+def _quiet_embedded_noise() -> None:
+    """Two warnings every start of the embedded worker would print that ask nothing of anyone:
+    kombu's filesystem transport has no host name to be given, and `slowave up` offers no
+    --uid to drop root with (its worker runs as whoever runs `slowave up`)."""
+    from celery.exceptions import SecurityWarning
+
+    warnings.filterwarnings("ignore", category=SecurityWarning)
+    logging.getLogger("kombu.connection").addFilter(
+        lambda record: not record.getMessage().startswith("No hostname was supplied")
+    )
 
 
 @worker_init.connect
@@ -43,3 +59,13 @@ def _hold_store(**kwargs: Any) -> None:
     from memory.services.holders import store_register
 
     store_register(role="celery worker")
+
+
+@worker_init.connect
+def _record_metrics(**kwargs: Any) -> None:
+    # Under `slowave up` (which names the run's metrics folder) the embedded worker's passes
+    # and embeddings count at /metrics; a worker started on its own keeps no metrics.
+    from slowave_site.metrics import install_metrics, multiprocess_dir
+
+    if multiprocess_dir():
+        install_metrics()

@@ -204,6 +204,8 @@ SLOWAVE_HTTP_WORKERS = env_int("SLOWAVE_HTTP_WORKERS", 4, minimum=1)
 SLOWAVE_UP_WORKERS = env_int("SLOWAVE_UP_WORKERS", 1, minimum=1)
 SLOWAVE_API_TOKENS = [t.strip() for t in env_str("SLOWAVE_API_TOKENS", "").split(",") if t.strip()]
 SLOWAVE_ALLOW_ANONYMOUS_LOCAL = env_bool("SLOWAVE_ALLOW_ANONYMOUS_LOCAL", True)
+# A bearer token a Prometheus scraper may use for /metrics alone (the /api/ tokens work too).
+SLOWAVE_METRICS_TOKEN = env_str("SLOWAVE_METRICS_TOKEN", "")
 SLOWAVE_CLIENT_IDENTITY = env_str("SLOWAVE_CLIENT_IDENTITY", "")
 SLOWAVE_EMBEDDED_WORKER = env_bool("SLOWAVE_EMBEDDED_WORKER", True)
 SLOWAVE_TASKS_INLINE = env_bool("SLOWAVE_TASKS_INLINE", False)

@@ -16,6 +16,7 @@ from memory.admin.dashboard import dashboard_view
 from slowave_site.api import api
 from slowave_site.api import fallback_urlpatterns as api_fallback_urls
 from slowave_site.api import urlpatterns as api_extra_urls
+from slowave_site.metrics import metrics_view
 
 
 @cache_control(max_age=3600)
@@ -31,5 +32,6 @@ urlpatterns = [
     path("api/", include(api_extra_urls)),
     path("api/", api.urls),
     path("api/", include(api_fallback_urls)),
+    path("metrics", metrics_view, name="slowave-metrics"),
     re_path(r"^{}(?P<path>.*)$".format(settings.STATIC_URL.lstrip("/")), _static),
 ]

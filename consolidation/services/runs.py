@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memory import instruments
 from memory.models import PassLock, WorkerRun
 from memory.services.holders import holder_describe, holder_gone, holder_name
 
@@ -158,7 +159,19 @@ def pass_run(
 ) -> PassResult:
     """Run one pass under its lease. `requested_at`: skip if a run started since then already
     did this work (None: always run). `now`: the pass's logical time (default: the wall clock)."""
-    holder = holder or default_holder()
+    result = _leased(spec, scope, triggered_by, requested_at, now, holder or default_holder())
+    instruments.pass_finished(name=spec.name, status=result.status, seconds=result.seconds)
+    return result
+
+
+def _leased(
+    spec: PassSpec,
+    scope: str | None,
+    triggered_by: str,
+    requested_at: datetime | None,
+    now: datetime | None,
+    holder: str,
+) -> PassResult:
     wall = timezone.now()
     if not lock_claim(name=spec.name, holder=holder, now=wall):
         return PassResult(spec.name, "busy")
@@ -209,10 +222,10 @@ def pass_run_waiting(
     deadline = time.monotonic() + timeout
     announced = ""
     while True:
-        result = pass_run(
-            spec=spec, scope=scope, triggered_by=triggered_by, requested_at=requested_at, now=now
-        )
+        # Measured once, when it ends: the polls in between are not passes that were busy.
+        result = _leased(spec, scope, triggered_by, requested_at, now, default_holder())
         if result.status != "busy" or time.monotonic() >= deadline:
+            instruments.pass_finished(name=spec.name, status=result.status, seconds=result.seconds)
             return result
         holder, until = lock_holder(name=spec.name)
         if holder and holder != announced:  # one line per holder, not one per poll

@@ -8,6 +8,7 @@ for a heavy lane first, as a long MCP tool call does.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -17,6 +18,7 @@ from django.utils.module_loading import import_string
 from ninja import Router
 from pydantic import BaseModel
 
+from memory import instruments
 from memory.api.auth import AgentAuth, caller_of
 from memory.api.bodies import body_doc, parse_body
 from memory.api.replies import (
@@ -29,6 +31,7 @@ from memory.api.replies import (
     ok,
     reply_doc,
 )
+from memory.errors import as_slowave_error
 from memory.http.workers import admitted, run_in_http_worker
 from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn
 
@@ -46,8 +49,20 @@ def _run(
 async def _call(
     service_path: str, request: HttpRequest, model: type[BaseModel], **kwargs: Any
 ) -> dict[str, Any]:
-    async with admitted(size=_size(request)):
-        return await run_in_http_worker(_run, service_path, request, model, **kwargs)
+    started, code = time.perf_counter(), "ok"
+    try:
+        async with admitted(size=_size(request)):
+            return await run_in_http_worker(_run, service_path, request, model, **kwargs)
+    except Exception as exc:
+        code = as_slowave_error(exc).code  # what slowave_site.api will answer with
+        raise
+    finally:
+        instruments.call_finished(
+            surface="rest",
+            tool="slowave_" + model.__name__.removesuffix("In").lower(),  # as the MCP tool
+            code=code,
+            seconds=time.perf_counter() - started,
+        )
 
 
 def _size(request: HttpRequest) -> int:

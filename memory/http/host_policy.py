@@ -13,7 +13,8 @@ POST (text/plain, sent without a CORS preflight) it can open sessions and write.
   after a CORS preflight, which this server never grants.
 
 Here: the rule (`request_refusal`), shared by both surfaces, and the Django middleware that
-applies it to `/api/` with the API's error envelope; mcp_bridge/http.py applies it to `/mcp`.
+applies it to `/api/` and `/metrics` with the API's error envelope; mcp_bridge/http.py applies
+it to `/mcp`.
 Not here: the list itself (slowave_site/settings.py), and the admin, which keeps Django's own
 ALLOWED_HOSTS and CSRF checks (its same-origin form posts are not JSON and need not be).
 """
@@ -35,6 +36,8 @@ from memory.http.status import status_for
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 API_PREFIX = "/api/"
+# /metrics (slowave_site.metrics) tells what the memory holds: it gets the same rule as /api/.
+GUARDED_PREFIXES = (API_PREFIX, "/metrics")
 _ECHO = 80  # characters of a refused header quoted back: enough to recognise it
 
 
@@ -103,7 +106,7 @@ def _refusal_of(request: HttpRequest) -> SlowaveError | None:
 
 
 def _refused(request: HttpRequest) -> HttpResponse | None:
-    if not request.path_info.startswith(API_PREFIX):
+    if not request.path_info.startswith(GUARDED_PREFIXES):
         return None
     error = _refusal_of(request)
     if error is None:

@@ -44,6 +44,7 @@ DEPENDENCIES = (
     "scikit-learn",
     "uvicorn",
     "rich",
+    "prometheus-client",
 )
 
 

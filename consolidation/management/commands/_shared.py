@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from consolidation.services.runs import PassResult
+from consolidation.services.passes import passes_run
+from consolidation.services.runs import PassResult, PassSpec
 from memory.services.holders import store_hold
 
 NOTES = {
@@ -61,3 +65,41 @@ def report(command: BaseCommand, results: list[PassResult], *, as_json: bool) ->
             command.stdout.write(f"{r.name:<{width}}  {r.status:<9}  {r.seconds:7.2f}s  {detail}")
     if failed:
         raise CommandError("failed: " + "; ".join(f"{r.name}: {r.error}" for r in failed))
+
+
+def passes_run_shown(
+    *, specs: tuple[PassSpec, ...], scope: str | None, as_json: bool
+) -> list[PassResult]:
+    """`passes_run` for a command, one pass at a time under a progress bar on stderr (only
+    when it is a terminal and the output is not JSON): a backfill of many rows takes a while."""
+    requested_at = process_started_at()
+    results: list[PassResult] = []
+    with _bar(len(specs), shown=not as_json and sys.stderr.isatty()) as step:
+        for spec in specs:
+            step(spec.name)
+            results += passes_run(
+                specs=(spec,), scope=scope, triggered_by="cli", requested_at=requested_at
+            )
+    return results
+
+
+@contextmanager
+def _bar(total: int, *, shown: bool) -> Iterator[Any]:
+    if not shown:
+        yield lambda name: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("Passes", total=total)
+        started = [False]
+
+        def step(name: str) -> None:
+            if started[0]:
+                progress.advance(task)
+            started[0] = True
+            progress.update(task, description=f"Pass {name}", refresh=True)
+
+        yield step
+        progress.advance(task)

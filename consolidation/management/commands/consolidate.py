@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from consolidation.management.commands._shared import PassCommand, process_started_at, report
-from consolidation.services.passes import CONSOLIDATION_PASSES, passes_run
+from consolidation.management.commands._shared import PassCommand, passes_run_shown, report
+from consolidation.services.passes import CONSOLIDATION_PASSES
 
 
 class Command(PassCommand):
@@ -17,10 +17,7 @@ class Command(PassCommand):
         parser.add_argument("--json", action="store_true", help="machine-readable output")
 
     def handle(self, *args, **options) -> None:
-        results = passes_run(
-            specs=CONSOLIDATION_PASSES,
-            scope=options["scope"] or None,
-            triggered_by="cli",
-            requested_at=process_started_at(),
+        results = passes_run_shown(
+            specs=CONSOLIDATION_PASSES, scope=options["scope"] or None, as_json=options["json"]
         )
         report(self, results, as_json=options["json"])

@@ -1,12 +1,15 @@
 """`manage.py mcp_serve [--no-worker]`: the stdio MCP server (spec §6.1).
 
 stdout carries protocol frames only: migrate output and logs go to stderr, nothing prints.
+stderr is the agent's log: one start line once the database is ready, then warnings, errors
+and at most one routine line a minute (mcp_bridge.log_limit).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import logging
 import os
 import sys
@@ -20,6 +23,7 @@ from django.core.management.base import BaseCommand
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
 
+from mcp_bridge.log_limit import say
 from memory.services.holders import store_hold
 
 
@@ -39,8 +43,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         # Imported here: the SDK import is a large share of the startup budget, and
         # `manage.py help` should not pay it.
+        from mcp_bridge.log_limit import limit_routine_lines
         from mcp_bridge.server import ServerCannotStart, serve_stdio
 
+        limit_routine_lines()
         serve = functools.partial(
             serve_stdio, prepare=migrate_if_needed, background_worker=not options["no_worker"]
         )
@@ -91,18 +97,29 @@ def _find(exc: BaseException, kind: type[BaseException]) -> BaseException | None
 
 
 def migrate_if_needed() -> None:
-    """Apply unapplied migrations to the existing database; never recreate it.
+    """Apply unapplied migrations to the existing database (never recreate it), then say the
+    server's one start line: the database, and how many migrations this process applied.
 
-    Runs while the server is already answering, so stdout is the protocol stream: every
-    byte of migrate output must go to stderr.
+    Runs while the server is already answering, so stdout is the protocol stream: no byte
+    of migrate output may reach it. Its lines are counted, not shown (the agent's log).
     """
     connection = connections[DEFAULT_DB_ALIAS]
+    applied = 0
     try:
         executor = MigrationExecutor(connection)
         if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+            report = io.StringIO()
             with contextlib.redirect_stdout(sys.stderr):
                 call_command(
-                    "migrate", interactive=False, verbosity=1, stdout=sys.stderr, stderr=sys.stderr
+                    "migrate", interactive=False, verbosity=1, stdout=report, stderr=sys.stderr
                 )
+            # Another server starting at the same moment may have applied them first.
+            applied = sum(
+                line.lstrip().startswith("Applying ") for line in report.getvalue().splitlines()
+            )
     finally:
         connection.close()
+    from slowave_site.quiet_start import database_label
+
+    migrations = f"; applied {applied} migrations" if applied else ""
+    say(f"Slowave MCP on stdio, database {database_label()}{migrations}")

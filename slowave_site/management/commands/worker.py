@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from consolidation.management.commands._shared import PassCommand, process_started_at, report
+from consolidation.management.commands._shared import PassCommand, passes_run_shown, report
 from consolidation.scheduler import embedded_mode, worker_argv
-from consolidation.services.passes import ALL_PASSES, passes_run
+from consolidation.services.passes import ALL_PASSES
 from slowave_site.celery import app
 
 
@@ -30,9 +30,7 @@ class Command(PassCommand):
 
     def handle(self, *args, **options) -> None:
         if options["once"]:
-            results = passes_run(
-                specs=ALL_PASSES, scope=None, triggered_by="cli", requested_at=process_started_at()
-            )
+            results = passes_run_shown(specs=ALL_PASSES, scope=None, as_json=options["json"])
             report(self, results, as_json=options["json"])
             return
         beat = options["beat"] or embedded_mode()
