@@ -14,6 +14,7 @@ import socket
 
 from django.conf import settings
 
+from memory.selectors.stats import database_label
 from slowave_site.env import bracketed_host
 
 # Progress bars and advisories of tqdm, huggingface_hub and transformers, which the model's
@@ -42,14 +43,6 @@ def worker_state(*, started: bool, no_worker_flag: bool) -> str:
     if no_worker_flag:
         return "off (--no-worker): nothing consolidates until a worker runs"
     return "off (SLOWAVE_EMBEDDED_WORKER=false): nothing consolidates until a worker runs"
-
-
-def database_label() -> str:
-    db = settings.DATABASES["default"]
-    if not settings.DATABASE_URL:
-        return str(db["NAME"])  # the SQLite file
-    where = f"{db.get('HOST') or 'localhost'}:{db.get('PORT') or 5432}"
-    return f"PostgreSQL database {db['NAME']} on {where}"
 
 
 def start_block(*, host: str, port: int, workers: int, worker: str) -> str:

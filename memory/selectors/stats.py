@@ -11,6 +11,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any, cast
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 
@@ -162,3 +163,12 @@ def pending_work() -> list[tuple[str, int]]:
 
 def worker_runs_recent(*, limit: int) -> list[WorkerRun]:
     return list(WorkerRun.objects.order_by("-started_at")[:limit])
+
+
+def database_label() -> str:
+    """Where the store is, for the start lines of `slowave up` and `mcp_serve`."""
+    db = settings.DATABASES["default"]
+    if not settings.DATABASE_URL:
+        return str(db["NAME"])  # the SQLite file
+    where = f"{db.get('HOST') or 'localhost'}:{db.get('PORT') or 5432}"
+    return f"PostgreSQL database {db['NAME']} on {where}"

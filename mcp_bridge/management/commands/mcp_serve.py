@@ -24,6 +24,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
 
 from mcp_bridge.log_limit import say
+from memory.selectors.stats import database_label
 from memory.services.holders import store_hold
 
 
@@ -119,7 +120,5 @@ def migrate_if_needed() -> None:
             )
     finally:
         connection.close()
-    from slowave_site.quiet_start import database_label
-
     migrations = f"; applied {applied} migrations" if applied else ""
     say(f"Slowave MCP on stdio, database {database_label()}{migrations}")
