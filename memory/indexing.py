@@ -81,9 +81,8 @@ def index_lexical(*, row: Indexed) -> None:
 def index_embedded(*, row: Indexed, embedded: Embedded) -> None:
     """The vectors of a row whose lexical row is written: its whole text, and a memory's
     passages (the other kinds have none)."""
-    kind = index_kind(row)
-    get_index().upsert(kind, index_key(row), row.scope, embedded.vector)
-    if kind == "memory":
+    get_index().upsert(index_kind(row), index_key(row), row.scope, embedded.vector)
+    if isinstance(row, Memory):
         index_passages(memory_pk=row.pk, scope=row.scope, vectors=embedded.passages)
 
 
