@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 from django.conf import settings
@@ -87,32 +87,40 @@ class _Turns:
                 self._free.notify_all()
 
 
-class SentenceTransformerEmbedder:
-    name = "sentence-transformers/all-MiniLM-L6-v2"
+M = TypeVar("M")
 
-    def __init__(self, model_path: str = "") -> None:
-        self._model_path = model_path
-        self._model = None
+
+class LoadedOnce(Generic[M]):
+    """What the model embedders share: the model loaded on first use, once, behind a lock (a
+    failed load is remembered: every later call answers EmbedderUnavailable, and the reply
+    degrades to lexical_only), one encode at a time, and the yielding encode.
+
+    A subclass opens its model (`_open`) and runs one batch of texts through it (`_run`)."""
+
+    _log = log
+    _load_failed = "embedding model failed to load: %s"
+
+    def __init__(self) -> None:
+        self._model: M | None = None
         self._failed: str | None = None
         self._lock = threading.Lock()
-        # One encode at a time: the fast tokenizer can raise "Already borrowed" when two threads
-        # use it at once, and torch already spreads one batch over every core.
         self._turns = _Turns()
 
-    def _load(self):
+    def _open(self) -> M:
+        raise NotImplementedError
+
+    def _run(self, model: M, texts: list[str], batch_size: int) -> np.ndarray:
+        """The unnormalised vectors of one batch."""
+        raise NotImplementedError
+
+    def load(self) -> M:
         with self._lock:
             if self._model is None and self._failed is None:
-                from memory.embedders.offline import stay_offline
-
-                stay_offline()  # sentence-transformers may import onnxruntime too
                 try:
-                    from sentence_transformers import SentenceTransformer
-
-                    path = self._model_path or _bundled_model_path()
-                    self._model = SentenceTransformer(path, device="cpu")
+                    self._model = self._open()
                 except Exception as exc:  # the reply degrades to lexical_only
                     self._failed = f"{type(exc).__name__}: {exc}"
-                    log.error("embedding model failed to load: %s", self._failed)
+                    self._log.error(self._load_failed, self._failed)
             if self._model is None:
                 raise EmbedderUnavailable(self._failed or "model not loaded")
             return self._model
@@ -120,37 +128,61 @@ class SentenceTransformerEmbedder:
     @property
     def available(self) -> bool:
         try:
-            self._load()
+            self.load()
         except EmbedderUnavailable:
             return False
         return True
 
-    def encode(self, texts: list[str], *, yielding: bool = False) -> np.ndarray:
-        """`yielding`: long work that steps aside, batch by batch, for any other encode, and
-        hands the memory its batches took back to the system afterwards."""
-        model = self._load()
-        if not texts:
-            return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        if not yielding:
-            with self._turns.turn(yielding=False):
-                vectors = model.encode(
-                    texts, batch_size=BATCH_SIZE, convert_to_numpy=True, show_progress_bar=False
-                )
-            return _normalise(np.asarray(vectors, dtype=np.float32))
+    def _encode_yielding(self, model: M, texts: list[str]) -> np.ndarray:
+        """Long work that steps aside, batch by batch, for any other encode, and hands the
+        memory its batches took back to the system afterwards."""
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        # Longest first, as the model orders a batch itself: texts of like length pad alike.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        for start in range(0, len(order), YIELD_BATCH):
-            rows = order[start : start + YIELD_BATCH]
+        for rows in longest_first(texts, YIELD_BATCH):
             with self._turns.turn(yielding=True):
-                out[rows] = model.encode(
-                    [texts[i] for i in rows],
-                    batch_size=YIELD_BATCH,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
+                out[rows] = self._run(model, [texts[i] for i in rows], YIELD_BATCH)
         release_memory()
         return _normalise(out)
+
+
+def longest_first(texts: list[str], size: int) -> list[list[int]]:
+    """Batches of text positions, longest text first, as sentence-transformers orders a batch
+    itself: texts of like length pad alike."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    return [order[start : start + size] for start in range(0, len(order), size)]
+
+
+class SentenceTransformerEmbedder(LoadedOnce[Any]):
+    name = "sentence-transformers/all-MiniLM-L6-v2"
+
+    def __init__(self, model_path: str = "") -> None:
+        # One encode at a time (LoadedOnce): the fast tokenizer can raise "Already borrowed"
+        # when two threads use it at once, and torch already spreads one batch over every core.
+        super().__init__()
+        self._model_path = model_path
+
+    def _open(self) -> Any:
+        from memory.embedders.offline import stay_offline
+
+        stay_offline()  # sentence-transformers may import onnxruntime too
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(self._model_path or _bundled_model_path(), device="cpu")
+
+    def _run(self, model: Any, texts: list[str], batch_size: int) -> np.ndarray:
+        return model.encode(
+            texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
+
+    def encode(self, texts: list[str], *, yielding: bool = False) -> np.ndarray:
+        """`yielding`: long work that steps aside, batch by batch, for any other encode."""
+        model = self.load()
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        if yielding:
+            return self._encode_yielding(model, texts)
+        with self._turns.turn(yielding=False):
+            vectors = self._run(model, texts, BATCH_SIZE)
+        return _normalise(np.asarray(vectors, dtype=np.float32))
 
 
 def _bundled_model_path() -> str:
