@@ -7,6 +7,9 @@ directions, so no model is loaded.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import numpy as np
 import pytest
 from django.db import connection
@@ -219,3 +222,25 @@ def test_the_seed_rows_are_the_vectors_the_rows_hold(backend):
     assert row == (memory.pk, SCOPE, unit[0].tobytes())
     seeded = list(indexing.vector_seed_rows("passage") or [])
     assert seeded == [(passages.key(memory.pk, i), SCOPE, unit[1 + i].tobytes()) for i in range(2)]
+
+
+def test_no_vector_backend_reads_the_rows_it_indexes():
+    """The backends take keys, scopes and vectors: none imports passages or the indexed models
+    (the numpy backend's own store, VectorRow and VectorStamp, is its to read)."""
+    own = {"VectorRow", "VectorStamp"}
+    for path in sorted(Path(vectors.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = {alias.name for alias in node.names}
+                assert node.module not in ("memory.passages", "memory.indexing"), path.name
+                assert not (node.module == "memory" and names & {"passages", "indexing"})
+                if node.module == "memory.models":
+                    assert names <= own, (path.name, names - own)
+            elif isinstance(node, ast.Import):
+                assert not {a.name for a in node.names} & {"memory.passages", "memory.models"}
+    passages_imports = {
+        node.module
+        for node in ast.walk(ast.parse(Path(passages.__file__).read_text()))
+        if isinstance(node, ast.ImportFrom)
+    }
+    assert "memory.vectors" not in passages_imports  # passages are indexed by memory.indexing
