@@ -62,6 +62,17 @@ def index(kind: str, row_id: int, scope: str, content: str) -> None:
         )
 
 
+def remove(kind: str, row_id: int) -> None:
+    """Drop a row from the kind's lexical index; a row not there is no error."""
+    _check(kind)
+    if _postgres():
+        sql = f"DELETE FROM lex_{kind} WHERE row_id = %s"
+    else:
+        sql = f"DELETE FROM fts_{kind} WHERE rowid = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [row_id])
+
+
 def search(kind: str, text: str, scopes: list[str], limit: int) -> list[tuple[int, float]]:
     """(row id, -bm25) best first; empty when the text has no tokens."""
     _check(kind)

@@ -2,8 +2,9 @@
 
 One vector for a memory of several sentences blurs them: a question about one sentence meets a
 mean of all of them. Each passage of such a memory gets its own vector in the `passage` index
-kind, keyed by `memory_pk * KEY_SPAN + ordinal`, and ranking reads a memory's cosine as the best
-of its whole-text and passage cosines. A memory of one sentence has no passages.
+kind (memory.indexing writes it), keyed by `memory_pk * KEY_SPAN + ordinal`, and ranking reads
+a memory's cosine as the best of its whole-text and passage cosines. A memory of one sentence
+has no passages.
 
 A short leading label (`Caroline: `, `Decision: `) belongs to every sentence after it, so each
 passage carries it; a bracketed note (`[image: …]`) is a passage of its own.
@@ -22,7 +23,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory import embeddings
-from memory.vectors import get_index
 
 KEY_SPAN = 64
 MAX_PASSAGES = 32
@@ -154,10 +154,3 @@ def key(memory_pk: int, ordinal: int) -> int:
 
 def owner(passage_key: int) -> int:
     return passage_key // KEY_SPAN
-
-
-def index(memory_pk: int, scope: str, passages: np.ndarray, *, first: int = 0) -> None:
-    """Upsert the passage vectors, the first at ordinal `first`."""
-    vectors = get_index()
-    for ordinal, vector in enumerate(passages, start=first):
-        vectors.upsert("passage", key(memory_pk, ordinal), scope, vector)

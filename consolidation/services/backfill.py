@@ -17,9 +17,9 @@ from django.db.models import Q, QuerySet
 
 from consolidation.services.common import scoped
 from memory import passages
+from memory.indexing import index_embedded, index_passages, indexed_text
 from memory.models import Episode, Memory, Procedure, Session
 from memory.services.episodes import episodes_form
-from memory.vectors import get_index
 
 log = logging.getLogger(__name__)
 BATCH = 256
@@ -43,16 +43,6 @@ def episodes_form_pending(
     return {"sessions": sessions, "episodes": episodes}
 
 
-def _text(row: Memory | Episode | Procedure) -> str:
-    if isinstance(row, Procedure):
-        return f"{row.goal}\n{row.summary}"  # the text procedure_store embeds
-    return row.content
-
-
-def _vector_key(row: Memory | Episode | Procedure) -> int:
-    return row.index_key if isinstance(row, Procedure) else row.pk
-
-
 def _embed_kind(kind: str, queryset: QuerySet, now: datetime) -> int | None:
     """Embed every row of the queryset in batches; None if the model cannot be loaded."""
     done = 0
@@ -60,7 +50,7 @@ def _embed_kind(kind: str, queryset: QuerySet, now: datetime) -> int | None:
         batch = list(queryset.filter(embedded_at__isnull=True).order_by("pk")[:BATCH])
         if not batch:
             return done
-        texts = [_text(row) for row in batch]
+        texts = [indexed_text(row) for row in batch]
         embedded = passages.encoder_for(kind)(texts)
         if embedded is None:
             return None
@@ -69,8 +59,7 @@ def _embed_kind(kind: str, queryset: QuerySet, now: datetime) -> int | None:
                 type(row).objects.filter(pk=row.pk, embedded_at__isnull=True).update(
                     **passages.columns(kind, item), embedded_at=now
                 )
-                get_index().upsert(kind, _vector_key(row), row.scope, item.vector)
-                passages.index(row.pk, row.scope, item.passages)
+                index_embedded(row=row, embedded=item)
         done += len(batch)
 
 
@@ -106,7 +95,7 @@ def _embed_passages(queryset: QuerySet) -> int | None:
                     .update(passages=passages.to_blob(whole), passages_complete=True)
                 )
                 if claimed:
-                    passages.index(pk, scope, more, first=first)
+                    index_passages(memory_pk=pk, scope=scope, vectors=more, first=first)
         done += len(batch)
 
 

@@ -17,7 +17,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from consolidation.services.common import chunks, scoped
-from memory import embeddings, lexical, passages
+from memory import embeddings, passages
+from memory.indexing import index_memory
 from memory.models import Episode, Event, Memory, MemoryType, Prototype, Support
 from memory.text import normalized_hash
 from memory.vectors import get_index
@@ -150,10 +151,7 @@ def _create(
         embedded_at=None if vector is None else now,
         provenance={"prototype_id": prototype.public_id, "medoid_episode_id": medoid.public_id},
     )
-    lexical.index("memory", memory.pk, memory.scope, memory.content)
-    if vector is not None:
-        get_index().upsert("memory", memory.pk, memory.scope, vector.vector)
-        passages.index(memory.pk, memory.scope, vector.passages)
+    index_memory(memory=memory, embedded=vector)
     return memory
 
 

@@ -17,8 +17,8 @@ from django.db import connection, transaction
 from consolidation import clustering
 from consolidation.services.common import chunks, scoped
 from memory.embeddings import DIMENSIONS, known_vector, to_blob
+from memory.indexing import index_prototype
 from memory.models import Episode, Prototype
-from memory.vectors import get_index
 
 
 @dataclass
@@ -86,7 +86,7 @@ def _cluster_scope(scope: str, now: datetime) -> dict[str, int]:
         _attach(pairs)
         touched = _refresh_joined(scope, existing, assignment, now)
         for prototype in [*touched, *created]:
-            get_index().upsert("prototype", prototype.pk, scope, known_vector(prototype.centroid))
+            index_prototype(prototype=prototype)
     return {
         "assigned": len(assignment.joined),
         "created": len(created),

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -101,3 +102,67 @@ def release_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+M = TypeVar("M")
+
+
+class LoadedOnce(Generic[M]):
+    """What the model embedders share: the model loaded on first use, once, behind a lock (a
+    failed load is remembered: every later call answers EmbedderUnavailable, and the reply
+    degrades to lexical_only), one encode at a time, and the yielding encode.
+
+    A subclass opens its model (`_open`) and runs one batch of texts through it (`_run`)."""
+
+    _log = logging.getLogger("memory.embeddings")
+    _load_failed = "embedding model failed to load: %s"
+
+    def __init__(self) -> None:
+        self._model: M | None = None
+        self._failed: str | None = None
+        self._lock = threading.Lock()
+        self._turns = _Turns()
+
+    def _open(self) -> M:
+        raise NotImplementedError
+
+    def _run(self, model: M, texts: list[str], batch_size: int) -> np.ndarray:
+        """The unnormalised vectors of one batch."""
+        raise NotImplementedError
+
+    def load(self) -> M:
+        with self._lock:
+            if self._model is None and self._failed is None:
+                try:
+                    self._model = self._open()
+                except Exception as exc:  # the reply degrades to lexical_only
+                    self._failed = f"{type(exc).__name__}: {exc}"
+                    self._log.error(self._load_failed, self._failed)
+            if self._model is None:
+                raise EmbedderUnavailable(self._failed or "model not loaded")
+            return self._model
+
+    @property
+    def available(self) -> bool:
+        try:
+            self.load()
+        except EmbedderUnavailable:
+            return False
+        return True
+
+    def _encode_yielding(self, model: M, texts: list[str]) -> np.ndarray:
+        """Long work that steps aside, batch by batch, for any other encode, and hands the
+        memory its batches took back to the system afterwards."""
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        for rows in longest_first(texts, YIELD_BATCH):
+            with self._turns.turn(yielding=True):
+                out[rows] = self._run(model, [texts[i] for i in rows], YIELD_BATCH)
+        release_memory()
+        return _normalise(out)
+
+
+def longest_first(texts: list[str], size: int) -> list[list[int]]:
+    """Batches of text positions, longest text first, as sentence-transformers orders a batch
+    itself: texts of like length pad alike."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    return [order[start : start + size] for start in range(0, len(order), size)]

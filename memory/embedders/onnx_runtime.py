@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +18,10 @@ import numpy as np
 from memory.embedders.base import (
     BATCH_SIZE,
     DIMENSIONS,
-    YIELD_BATCH,
     EmbedderUnavailable,
+    LoadedOnce,
     _normalise,
-    _Turns,
-    release_memory,
+    longest_first,
 )
 from memory.embedders.export_files import (
     FP32_FILE,
@@ -100,8 +98,11 @@ class _Runtime:
         return summed / np.clip(weights.sum(axis=1), 1e-9, None)
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(LoadedOnce[_Runtime]):
     """The export in `directory` (fp32, or its int8 weights with `quantized`)."""
+
+    _log = log
+    _load_failed = "the ONNX embedding model failed to load: %s"
 
     def __init__(
         self,
@@ -111,30 +112,15 @@ class OnnxEmbedder:
         threads: int = 0,
         max_seq_length: int | None = None,
     ) -> None:
+        super().__init__()
         self.directory = Path(directory)
         self.quantized = quantized
         self._threads = threads
         self._max_seq_length = max_seq_length  # else the manifest's
-        self._runtime: _Runtime | None = None
-        self._failed: str | None = None
-        self._lock = threading.Lock()
-        self._turns = _Turns()  # one encode at a time; yielding work steps aside per batch
 
     @property
     def name(self) -> str:
         return INT8_NAME if self.quantized else BASE_NAME
-
-    def load(self) -> _Runtime:
-        with self._lock:
-            if self._runtime is None and self._failed is None:
-                try:
-                    self._runtime = self._open()
-                except Exception as exc:  # the reply degrades to lexical_only
-                    self._failed = f"{type(exc).__name__}: {exc}"
-                    log.error("the ONNX embedding model failed to load: %s", self._failed)
-            if self._runtime is None:
-                raise EmbedderUnavailable(self._failed or "model not loaded")
-            return self._runtime
 
     def _open(self) -> _Runtime:
         max_length = self._max_seq_length
@@ -147,31 +133,19 @@ class OnnxEmbedder:
             self.directory, quantized=self.quantized, threads=self._threads, max_length=max_length
         )
 
-    @property
-    def available(self) -> bool:
-        try:
-            self.load()
-        except EmbedderUnavailable:
-            return False
-        return True
+    def _run(self, model: _Runtime, texts: list[str], batch_size: int) -> np.ndarray:
+        return model.run(texts)
 
     def encode(self, texts: list[str], *, yielding: bool = False) -> np.ndarray:
         """`yielding`: long work that steps aside, batch by batch, for any other encode, and
         hands the memory its batches took back to the system afterwards."""
         runtime = self.load()
+        if yielding:
+            return self._encode_yielding(runtime, texts)
+        # Longest first, as sentence-transformers orders a batch: the vectors are the same
+        # ones in the same order.
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        # Longest first, as sentence-transformers orders a batch: texts of like length pad
-        # alike, and the vectors are the same ones in the same order.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        size = YIELD_BATCH if yielding else BATCH_SIZE
-        batches = [order[start : start + size] for start in range(0, len(order), size)]
-        if not yielding:
-            with self._turns.turn(yielding=False):
-                for rows in batches:
-                    out[rows] = runtime.run([texts[i] for i in rows])
-            return _normalise(out)
-        for rows in batches:
-            with self._turns.turn(yielding=True):
+        with self._turns.turn(yielding=False):
+            for rows in longest_first(texts, BATCH_SIZE):
                 out[rows] = runtime.run([texts[i] for i in rows])
-        release_memory()
         return _normalise(out)

@@ -4,88 +4,44 @@ can be had, and `SLOWAVE_EMBEDDER=sentence-transformers`. Torch is imported on f
 
 from __future__ import annotations
 
-import logging
-import threading
+from typing import Any
 
 import numpy as np
 
-from memory.embedders.base import (
-    BATCH_SIZE,
-    DIMENSIONS,
-    YIELD_BATCH,
-    EmbedderUnavailable,
-    _normalise,
-    _Turns,
-    release_memory,
-)
+from memory.embedders.base import BATCH_SIZE, DIMENSIONS, LoadedOnce, _normalise
 from memory.embedders.offline import stay_offline
 
-log = logging.getLogger(__name__)
 
-
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(LoadedOnce[Any]):
     name = "sentence-transformers/all-MiniLM-L6-v2"
 
     def __init__(self, model_path: str = "") -> None:
+        # One encode at a time (LoadedOnce): the fast tokenizer can raise "Already borrowed"
+        # when two threads use it at once, and torch already spreads one batch over every core.
+        super().__init__()
         self._model_path = model_path
-        self._model = None
-        self._failed: str | None = None
-        self._lock = threading.Lock()
-        # One encode at a time: the fast tokenizer can raise "Already borrowed" when two threads
-        # use it at once, and torch already spreads one batch over every core.
-        self._turns = _Turns()
 
-    def _load(self):
-        with self._lock:
-            if self._model is None and self._failed is None:
-                stay_offline()  # sentence-transformers may import onnxruntime too
-                try:
-                    # Here, not at the top: it imports torch (seconds, hundreds of MB).
-                    from sentence_transformers import SentenceTransformer
+    def _open(self) -> Any:
+        stay_offline()  # sentence-transformers may import onnxruntime too
+        from sentence_transformers import SentenceTransformer
 
-                    path = self._model_path or _bundled_model_path()
-                    self._model = SentenceTransformer(path, device="cpu")
-                except Exception as exc:  # the reply degrades to lexical_only
-                    self._failed = f"{type(exc).__name__}: {exc}"
-                    log.error("embedding model failed to load: %s", self._failed)
-            if self._model is None:
-                raise EmbedderUnavailable(self._failed or "model not loaded")
-            return self._model
+        return SentenceTransformer(self._model_path or _bundled_model_path(), device="cpu")
 
-    @property
-    def available(self) -> bool:
-        try:
-            self._load()
-        except EmbedderUnavailable:
-            return False
-        return True
+    def _run(self, model: Any, texts: list[str], batch_size: int) -> np.ndarray:
+        return model.encode(
+            texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
 
     def encode(self, texts: list[str], *, yielding: bool = False) -> np.ndarray:
-        """`yielding`: long work that steps aside, batch by batch, for any other encode, and
-        hands the memory its batches took back to the system afterwards."""
-        model = self._load()
+        """`yielding`: long work that steps aside, batch by batch, for any other encode."""
+        model = self.load()
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        if not yielding:
-            with self._turns.turn(yielding=False):
-                vectors = model.encode(
-                    texts, batch_size=BATCH_SIZE, convert_to_numpy=True, show_progress_bar=False
-                )
-            return _normalise(np.asarray(vectors, dtype=np.float32))
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        # Longest first, as the model orders a batch itself: texts of like length pad alike.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        for start in range(0, len(order), YIELD_BATCH):
-            rows = order[start : start + YIELD_BATCH]
-            with self._turns.turn(yielding=True):
-                out[rows] = model.encode(
-                    [texts[i] for i in rows],
-                    batch_size=YIELD_BATCH,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-        release_memory()
-        return _normalise(out)
+        if yielding:
+            return self._encode_yielding(model, texts)
+        with self._turns.turn(yielding=False):
+            vectors = self._run(model, texts, BATCH_SIZE)
+        return _normalise(np.asarray(vectors, dtype=np.float32))
 
 
 def _bundled_model_path() -> str:

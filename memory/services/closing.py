@@ -6,15 +6,15 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from memory import embeddings, lexical
+from memory import embeddings
 from memory.ids import procedure_id, procedure_index_key
+from memory.indexing import index_procedure, indexed_text
 from memory.models import Event, Procedure, Session
 from memory.schemas import CommitProcedure
 from memory.selectors.feedback import feedback_gaps
 from memory.services.episodes import episodes_form
 from memory.services.scheduling import enqueue_consolidation
 from memory.services.sessions import event_append
-from memory.vectors import get_index
 
 
 def procedure_store(
@@ -50,14 +50,12 @@ def procedure_store(
         older.update(status=Procedure.Status.SUPERSEDED, superseded_by=proc)
         Procedure.objects.filter(pk=proc.pk).update(deduplication_key=spec.deduplication_key)
         proc.deduplication_key = spec.deduplication_key
-    text = f"{proc.goal}\n{proc.summary}"
-    lexical.index("procedure", proc.index_key, proc.scope, text)
-    vectors = embeddings.encode([text])
+    vectors = embeddings.encode([indexed_text(proc)])
     if vectors is not None:
         Procedure.objects.filter(pk=proc.pk).update(
             embedding=embeddings.to_blob(vectors[0]), embedded_at=now
         )
-        get_index().upsert("procedure", proc.index_key, proc.scope, vectors[0])
+    index_procedure(procedure=proc, vector=None if vectors is None else vectors[0])
     return proc
 
 

@@ -6,9 +6,9 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
-from memory import embeddings, lexical
+from memory import embeddings
+from memory.indexing import index_episode
 from memory.models import Episode, Event, Memory, Session, Support
-from memory.vectors import get_index
 
 MESSAGE_KINDS: dict[str, str] = {
     Event.Kind.USER_MESSAGE: "User",
@@ -87,9 +87,7 @@ def episodes_form(*, session_id: str, now: datetime) -> int:
                 embedding=embeddings.to_blob(vector) if vector is not None else None,
                 embedded_at=now if vector is not None else None,
             )
-            lexical.index("episode", episode.pk, episode.scope, episode.content)
-            if vector is not None:
-                get_index().upsert("episode", episode.pk, episode.scope, vector)
+            index_episode(episode=episode, vector=vector)
             for memory in Memory.objects.filter(source_event_id__in=episode.event_ids):
                 Support.objects.create(
                     memory=memory,

@@ -18,13 +18,13 @@ from typing import Any, TypeVar, cast
 from django.core.management.color import no_style
 from django.db import IntegrityError, connection, models, transaction
 
-from memory import embeddings, lexical, passages
+from memory import embeddings, passages
 from memory.errors import InvalidInput
+from memory.indexing import Indexed, index_embedded, index_lexical, index_prototype, indexed_text
 from memory.models import Cursor, Episode, Event, Exposure, Memory, Procedure, Prototype, Support
 from memory.schemas import JSON_MAX_DEPTH, JsonTooDeep, json_loads, json_problem
 from memory.services.export import CHILDREN, DERIVED, FORMAT, RECORD_MODELS, VERSION
 from memory.services.export_remap import remap_rows
-from memory.vectors import get_index
 
 _M = TypeVar("_M", bound=models.Model)
 Rows = dict[type[models.Model], list[models.Model]]
@@ -144,32 +144,27 @@ def _collisions(rows: Rows) -> list[str]:
 
 def _reindex(rows: Rows, now: datetime) -> None:
     """FTS and vectors are derived: rebuild them from the imported text."""
-    jobs: list[
-        tuple[str, type[Memory] | type[Episode] | type[Procedure], list[tuple[Any, int, str, str]]]
-    ] = [
-        ("memory", Memory, [(m.pk, m.pk, m.scope, m.content) for m in _of(rows, Memory)]),
-        ("episode", Episode, [(e.pk, e.pk, e.scope, e.content) for e in _of(rows, Episode)]),
-        (
-            "procedure",
-            Procedure,
-            [(p.pk, p.index_key, p.scope, f"{p.goal}\n{p.summary}") for p in _of(rows, Procedure)],
-        ),
+    kinds: list[tuple[str, type[Memory] | type[Episode] | type[Procedure]]] = [
+        ("memory", Memory),
+        ("episode", Episode),
+        ("procedure", Procedure),
     ]
-    index = get_index()
-    for kind, model, items in jobs:
+    for kind, model in kinds:
+        items: list[Indexed] = list(_of(rows, model))
         for start in range(0, len(items), embeddings.BATCH_SIZE):
             batch = items[start : start + embeddings.BATCH_SIZE]
-            for _, key, scope, text in batch:
-                lexical.index(kind, key, scope, text)
-            embedded = passages.encoder_for(kind)([text for *_, text in batch])
+            for row in batch:
+                index_lexical(row=row)
+            embedded = passages.encoder_for(kind)([indexed_text(row) for row in batch])
             if embedded is None:
                 continue  # lexical-only: the backfill pass embeds them later
-            for (pk, key, scope, _), item in zip(batch, embedded, strict=True):
-                model.objects.filter(pk=pk).update(**passages.columns(kind, item), embedded_at=now)
-                index.upsert(kind, key, scope, item.vector)
-                passages.index(pk, scope, item.passages)
+            for row, item in zip(batch, embedded, strict=True):
+                model.objects.filter(pk=row.pk).update(
+                    **passages.columns(kind, item), embedded_at=now
+                )
+                index_embedded(row=row, embedded=item)
     for proto in _of(rows, Prototype):
-        index.upsert("prototype", proto.pk, proto.scope, embeddings.known_vector(proto.centroid))
+        index_prototype(prototype=proto)
 
 
 def export_import(

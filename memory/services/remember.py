@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
-from memory import embeddings, lexical, passages
+from memory import embeddings, passages
 from memory.errors import SlowaveError, as_slowave_error
 from memory.ids import memory_ref
+from memory.indexing import index_memory
 from memory.models import Event, Memory, Support
 from memory.schemas import RememberIn, RememberItem, parse_timestamp
 from memory.services.reaping import session_reap_if_idle
@@ -203,10 +204,7 @@ def _create(
         scope=session.scope,
         created_at=now,
     )
-    lexical.index("memory", memory.pk, memory.scope, memory.content)
-    if embedded is not None:
-        get_index().upsert("memory", memory.pk, memory.scope, embedded.vector)
-        passages.index(memory.pk, memory.scope, embedded.passages)
+    index_memory(memory=memory, embedded=embedded)
     return memory
 
 

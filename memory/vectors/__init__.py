@@ -5,11 +5,14 @@ memory.passages.key). Rows are keyed by the owning row's integer key (procedures
 integer derived in the service). Callers filter status.
 Backends: `sqlite-vec` (the SQLite default) and `numpy` (an in-memory float32 matrix kept in
 sync from the database; the PostgreSQL default). Both are exact and give the same answers.
+Backends see keys, scopes and vectors only: rows are indexed by memory.indexing, which also
+installs the seed a backend starting empty over a filled store reads (`seeder_install`).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import numpy as np
@@ -51,6 +54,22 @@ def backend_name() -> str:
     if chosen == "auto":
         return "sqlite-vec" if connection.vendor == "sqlite" else "numpy"
     return chosen
+
+
+SeedRows = Iterable[tuple[int, str, bytes]]  # (key, scope, float32 vector bytes)
+Seeder = Callable[[str], "SeedRows | None"]
+_seeder: Seeder | None = None
+
+
+def seeder_install(seeder: Seeder) -> None:
+    """Where a backend that keeps its own copy (numpy) finds the vectors a store's rows already
+    hold (a store written by sqlite-vec before): a kind's rows, or None when it has none."""
+    global _seeder
+    _seeder = seeder
+
+
+def seed_rows(kind: str) -> SeedRows | None:
+    return None if _seeder is None else _seeder(kind)
 
 
 _index: VectorIndex | None = None

@@ -24,10 +24,9 @@ import numpy as np
 from django.db import connection, transaction
 from django.db.models import F
 
-from memory import passages
 from memory.embeddings import from_blob, to_blob
-from memory.models import Episode, Memory, Procedure, Prototype, VectorRow, VectorStamp
-from memory.vectors import KINDS, check_kind
+from memory.models import VectorRow, VectorStamp
+from memory.vectors import KINDS, check_kind, seed_rows
 from memory.vectors.matrix import top, units
 
 _DIRTY = "_slowave_vectors_dirty"
@@ -204,7 +203,7 @@ class NumpyIndex:
     def _sync(self) -> list[Row]:
         """Apply what other transactions committed; return the open transaction's own rows."""
         if not self._seeded:
-            _seed_from_models()
+            _seed()
             self._seeded = True
         if connection.in_atomic_block and getattr(connection, _DIRTY, False):
             return self._rows_after(self._horizon)
@@ -291,13 +290,14 @@ def _stamp(kind: str) -> None:
     VectorStamp.objects.filter(kind=kind).update(version=F("version") + 1)
 
 
-def _seed_from_models() -> None:
+def _seed() -> None:
     """First use of the numpy backend on a database whose vectors live elsewhere (a store that
-    ran on sqlite-vec before): copy the embeddings the rows already hold."""
+    ran on sqlite-vec before): copy the embeddings the rows already hold (memory.vectors'
+    seed_rows)."""
     empty = [kind for kind in KINDS if not VectorRow.objects.filter(kind=kind).exists()]
     for kind in empty:
-        source = _seed_source(kind)
-        if not source.exists():
+        rows = seed_rows(kind)
+        if rows is None:
             continue
         with transaction.atomic():
             _stamp(kind)
@@ -308,35 +308,7 @@ def _seed_from_models() -> None:
             VectorRow.objects.bulk_create(
                 (
                     VectorRow(kind=kind, row_id=key, scope=scope, embedding=blob)
-                    for key, scope, blob in _seed_rows(kind, source)
+                    for key, scope, blob in rows
                 ),
                 batch_size=1000,
             )
-
-
-def _seed_source(kind: str):
-    if kind == "prototype":
-        return Prototype.objects.values_list("pk", "scope", "centroid")
-    if kind == "procedure":
-        return Procedure.objects.exclude(embedding=None).values_list(
-            "index_key", "scope", "embedding"
-        )
-    if kind == "passage":
-        return (
-            Memory.objects.exclude(passages=None)
-            .exclude(passages=b"")
-            .values_list("pk", "scope", "passages")
-        )
-    model = Memory if kind == "memory" else Episode
-    return model.objects.exclude(embedding=None).values_list("pk", "scope", "embedding")
-
-
-def _seed_rows(kind: str, source):
-    """(key, scope, vector bytes) per vector; a memory's passages are one blob of several."""
-    for key, scope, blob in source.iterator():
-        if kind != "passage":
-            yield key, scope, bytes(blob)
-            continue
-        # The passage source excludes empty blobs, so each decodes to a matrix.
-        for ordinal, vector in enumerate(cast(np.ndarray, passages.from_blob(blob))):
-            yield passages.key(key, ordinal), scope, vector.tobytes()
