@@ -4,7 +4,8 @@ Lives here: the low-level SDK server (tools/list and tools/call handlers), the e
 wrapping, the stdio serve loop with its background tasks (idle reaper, embedder warm-up) and
 the JSON-RPC error written for a stdin line the SDK cannot parse.
 Does not live here: validation rules (memory.schemas), behaviour (memory.services), the tool
-table (mcp_bridge.tools), reading stdin and diagnosing a bad line (mcp_bridge.frames).
+table (memory.verbs, read through mcp_bridge.tools), reading stdin and diagnosing a bad line
+(mcp_bridge.frames).
 
 The low-level API is used rather than MCPServer because MCPServer derives inputSchema from
 function signatures and validates arguments itself; we advertise the pydantic models' own

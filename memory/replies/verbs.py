@@ -1,58 +1,70 @@
 """The `data` of the five agent verbs' replies (spec §6.2–§6.7), as the services build it.
 
-Times shown to agents are Unix epoch seconds. Fields defaulting to None are keys the service
-leaves out when they do not apply.
+Times shown to agents are Unix epoch seconds. `NotRequired` keys are left out when they do
+not apply.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
+from typing_extensions import TypedDict
 
-from memory.api.schemas.base import ABSENT, Out
+from memory.replies.base import closed
 from memory.schemas import MemoryTypeName
 
 # The model's choices, spelled out in memory.schemas (a test keeps the two equal).
 MemoryTypeOut = MemoryTypeName
+OriginScope = Annotated[str, Field(description="only when it differs from the request's scope")]
+Cursor = Annotated[str, Field(description="cursor for the next page, when there is one")]
 
 
-class WarningOut(Out):
+@closed
+class WarningOut(TypedDict):
     code: Literal["cold_start", "scope_fragmentation", "lexical_only"]
     message: str
 
 
-class ProvenanceOut(Out):
+@closed
+class ProvenanceOut(TypedDict):
     source_kind: Literal["explicit_remember", "consolidated", "imported"]
-    integration: str = ABSENT
-    integration_version: str = ABSENT
-    observed: int = Field(description="when the memory was stored (epoch seconds)")
-    occurred_at: int = ABSENT
-    origin_scope: str = Field(ABSENT, description="only when it differs from the request's scope")
-    superseded_by: str = ABSENT
+    integration: NotRequired[str]
+    integration_version: NotRequired[str]
+    observed: Annotated[int, Field(description="when the memory was stored (epoch seconds)")]
+    occurred_at: NotRequired[int]
+    origin_scope: NotRequired[OriginScope]
+    superseded_by: NotRequired[str]
 
 
-class MemoryShownOut(Out):
+@closed
+class MemoryShownOut(TypedDict):
     memory_id: str
     type: MemoryTypeOut
-    content: str = Field(description="≤1,024 chars: the best-matching sentences when longer")
+    content: Annotated[
+        str, Field(description="≤1,024 chars: the best-matching sentences when longer")
+    ]
     pathway: Literal["direct", "associated"]
     currency: Literal["current", "historical"]
-    content_truncated: Literal[True] = ABSENT
+    content_truncated: NotRequired[Literal[True]]
     provenance: ProvenanceOut
 
 
-class ProcedurePreviewOut(Out):
+@closed
+class ProcedurePreviewOut(TypedDict):
     procedure_id: str
     goal: str
     summary: str
     outcome: str
     outcome_summary: str
-    caveats: list[str] = Field(description="never truncated")
-    origin_scope: str = Field(ABSENT, description="only when it differs from the request's scope")
+    caveats: Annotated[list[str], Field(description="never truncated")]
+    origin_scope: NotRequired[OriginScope]
 
 
-class ContributionOut(Out):
+@closed
+class OutcomeContributionOut(TypedDict):
+    """How one use of the procedure turned out."""
+
     effect: str
     contribution: str
     outcome: str
@@ -60,17 +72,20 @@ class ContributionOut(Out):
     occurred_at: int
 
 
+@closed
 class ProcedureFullOut(ProcedurePreviewOut):
     context: dict[str, Any]
     steps: list[dict[str, Any]]
     created_at: int
-    evidence: dict[str, int] = Field(
-        description="nonzero counts of used, not_used, helped, no_effect, harmed, unknown"
-    )
-    contributions: list[ContributionOut] = Field(max_length=3)
+    evidence: Annotated[
+        dict[str, int],
+        Field(description="nonzero counts of used, not_used, helped, no_effect, harmed, unknown"),
+    ]
+    contributions: Annotated[list[OutcomeContributionOut], Field(max_length=3)]
 
 
-class FieldLeftOut(Out):
+@closed
+class FieldLeftOut(TypedDict):
     """What later pages hold (never their content)."""
 
     extra_candidates: int
@@ -78,11 +93,16 @@ class FieldLeftOut(Out):
     approx_extra_tokens: int
 
 
-class NothingLeftOut(Out):
+@closed
+class NothingLeftOut(TypedDict):
     """Nothing remains beyond this page."""
 
 
-class ActivateOut(Out):
+AccessibleField = FieldLeftOut | NothingLeftOut
+
+
+@closed
+class ActivateOut(TypedDict):
     retrieval_id: str
     session_id: str
     retrieval_policy_version: str
@@ -95,26 +115,29 @@ class ActivateOut(Out):
     memories: list[MemoryShownOut]
     procedures: list[ProcedurePreviewOut]
     more_available: bool
-    accessible_field: FieldLeftOut | NothingLeftOut
-    continue_from: str = Field(ABSENT, description="cursor for the next page, when there is one")
+    accessible_field: AccessibleField
+    continue_from: NotRequired[Cursor]
 
 
-class EvidenceRefOut(Out):
+@closed
+class EvidenceRefOut(TypedDict):
     kind: Literal["memory", "session"]
     id: str
 
 
-class EvidenceOut(Out):
+@closed
+class EvidenceOut(TypedDict):
     evidence_id: str
     source_kind: Literal["episode", "event"]
     recorded_at: int
     occurred_at: int | None
     source_ref: EvidenceRefOut
-    content: str = Field(ABSENT, description="evidence `full` only; ≤1,000 chars")
-    truncated: bool = Field(ABSENT, description="evidence `full` only")
+    content: NotRequired[Annotated[str, Field(description="evidence `full` only; ≤1,000 chars")]]
+    truncated: NotRequired[Annotated[bool, Field(description="evidence `full` only")]]
 
 
-class RecallOut(Out):
+@closed
+class RecallOut(TypedDict):
     """A fresh recall, or (with `continue_from`) the next page of an earlier retrieval, which
     carries only the page's own keys and shows procedures as its retrieval first did."""
 
@@ -122,18 +145,19 @@ class RecallOut(Out):
     memories: list[MemoryShownOut]
     procedures: list[ProcedureFullOut | ProcedurePreviewOut]
     more_available: bool
-    accessible_field: FieldLeftOut | NothingLeftOut
-    continue_from: str = Field(ABSENT, description="cursor for the next page, when there is one")
-    evidence: list[EvidenceOut] = Field(ABSENT, max_length=8)
-    evidence_mode: Literal["references", "full"] = ABSENT
-    evidence_truncated: bool = ABSENT
-    retrieval_policy_version: str = ABSENT
-    relevant_total: int = ABSENT
-    catalog_truncated: bool = ABSENT
-    warnings: list[WarningOut] = ABSENT
+    accessible_field: AccessibleField
+    continue_from: NotRequired[Cursor]
+    evidence: NotRequired[Annotated[list[EvidenceOut], Field(max_length=8)]]
+    evidence_mode: NotRequired[Literal["references", "full"]]
+    evidence_truncated: NotRequired[bool]
+    retrieval_policy_version: NotRequired[str]
+    relevant_total: NotRequired[int]
+    catalog_truncated: NotRequired[bool]
+    warnings: NotRequired[list[WarningOut]]
 
 
-class StoredOut(Out):
+@closed
+class StoredOut(TypedDict):
     stored: Literal[True]
     memory_id: str
     disposition: Literal["created", "matched"]
@@ -142,25 +166,29 @@ class StoredOut(Out):
     source_event_id: str
 
 
-class ItemErrorOut(Out):
+@closed
+class ItemErrorOut(TypedDict):
     code: Literal["storage_error"]
     message: str
     retryable: Literal[False]
 
 
-class StoredItemOut(Out):
+@closed
+class StoredItemOut(TypedDict):
     index: int
     ok: Literal[True]
     data: StoredOut
 
 
-class FailedItemOut(Out):
+@closed
+class FailedItemOut(TypedDict):
     index: int
     ok: Literal[False]
     error: ItemErrorOut
 
 
-class RememberBatchOut(Out):
+@closed
+class RememberBatchOut(TypedDict):
     """Reply to `memories`: one result per item, in order."""
 
     results: list[StoredItemOut | FailedItemOut]
@@ -169,24 +197,28 @@ class RememberBatchOut(Out):
 RememberOut = StoredOut | RememberBatchOut
 
 
-class OutstandingOut(Out):
+@closed
+class OutstandingOut(TypedDict):
     memory_ids: list[str]
     procedure_ids: list[str]
 
 
-class RejectedOut(Out):
+@closed
+class RejectedOut(TypedDict):
     target_id: str
     reason: str
 
 
-class AppliedOut(Out):
+@closed
+class AppliedOut(TypedDict):
     reinforced: int
     weakened: int
     marked_stale: int
     unchanged: int
 
 
-class FeedbackRecordOut(Out):
+@closed
+class FeedbackRecordOut(TypedDict):
     retrieval_id: str
     coverage: Literal["partial", "complete"]
     outstanding: OutstandingOut
@@ -195,12 +227,14 @@ class FeedbackRecordOut(Out):
     applied: AppliedOut
 
 
-class FeedbackItemOut(Out):
+@closed
+class FeedbackItemOut(TypedDict):
     ok: Literal[True]
     data: FeedbackRecordOut
 
 
-class FeedbackBatchOut(Out):
+@closed
+class FeedbackBatchOut(TypedDict):
     """Reply to `items`: one result per record, in order."""
 
     results: list[FeedbackItemOut]
@@ -209,7 +243,8 @@ class FeedbackBatchOut(Out):
 FeedbackOut = FeedbackRecordOut | FeedbackBatchOut
 
 
-class CommitOut(Out):
+@closed
+class CommitOut(TypedDict):
     session_id: str
     episodes_formed: int
     committed: Literal[True]
@@ -217,8 +252,12 @@ class CommitOut(Out):
     feedback_status: Literal["complete", "incomplete", "not_required", ""]
     verification_status: Literal["verified", "partially_verified", "unverified"]
     operation: Literal["closed", "updated"]
-    trajectory_lifecycle_filtered: int = Field(
-        ABSENT, description="trajectory entries dropped for narrating Slowave's own calls"
-    )
-    session_note: str = ABSENT
-    already_ended: Literal[True] = Field(ABSENT, description="the session had ended (e.g. reaped)")
+    trajectory_lifecycle_filtered: NotRequired[
+        Annotated[
+            int, Field(description="trajectory entries dropped for narrating Slowave's own calls")
+        ]
+    ]
+    session_note: NotRequired[str]
+    already_ended: NotRequired[
+        Annotated[Literal[True], Field(description="the session had ended (e.g. reaped)")]
+    ]
