@@ -9,7 +9,7 @@ inspecting memory is not an agent being shown it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.http import HttpRequest
@@ -37,7 +37,7 @@ from slowave_site.http_workers import run_in_http_worker
 router = Router()
 
 
-async def _call(answer: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+async def _call(answer: Callable[..., Mapping[str, object]], **kwargs: Any) -> dict[str, Any]:
     return ok(await run_in_http_worker(answer, **kwargs))
 
 

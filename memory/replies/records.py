@@ -72,7 +72,7 @@ def record_schema(
         if field.null:
             kind = kind | None
         fields[field.attname] = overrides.get(field.attname, kind)
-    shape = TypedDict(name, fields)  # type: ignore[operator]  # built from the model's fields
+    shape: Any = TypedDict(name, fields)  # type: ignore[misc]  # the fields are the model's
     shape.__doc__ = doc or f"A {model.__name__} row: its columns by name."
     return closed(shape)
 

@@ -17,6 +17,7 @@ from typing import Any, Literal, cast
 
 from memory.errors import NotFound
 from memory.models import Exposure, Retrieval
+from memory.replies.reads import RetrievalExplanationOut
 from memory.retrieval.signals import MEANINGS as SIGNAL_MEANINGS
 from memory.selectors.inspection import feedback_by_target, feedback_label
 
@@ -85,8 +86,9 @@ class RetrievalExplanation:
     signal_names: list[str]  # every signal seen in `items`, in the order ranking applies them
     signal_meanings: dict[str, str]  # of those signals, what each means
 
-    def as_data(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_data(self) -> RetrievalExplanationOut:
+        # The fields are RetrievalExplanationOut's keys (tests/api/test_replies.py checks).
+        return cast("RetrievalExplanationOut", asdict(self))
 
     def rows(self) -> list[tuple[ExplainedItem, list[float | None]]]:
         """Each item with its contribution per `signal_names` column (None: not moved by it),

@@ -7,7 +7,7 @@ never look like an agent having been shown it. Writes live in memory/services/.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Count, Q
 
@@ -26,6 +26,7 @@ from memory.models import (
     Session,
     Support,
 )
+from memory.replies.reads import GeneralizationOut, MemoryEvidenceOut, StatsOut, SupportOut
 
 STAGE_NAMES = {
     0: "origin scope only",
@@ -115,7 +116,7 @@ def _exposures(ref: str) -> list[dict[str, Any]]:
     return out
 
 
-def generalization_evidence(memory: Memory) -> dict[str, Any]:
+def generalization_evidence(memory: Memory) -> GeneralizationOut:
     """Why a memory has its stage (spec §7.4): the scopes and sessions that vouch for it."""
     ref = memory_ref(memory.pk)
     scopes, sessions = {memory.scope}, set()
@@ -234,7 +235,7 @@ def session_detail(*, session: Session) -> dict[str, Any]:
     }
 
 
-def scope_stats(*, scope: str | None = None) -> dict[str, Any]:
+def scope_stats(*, scope: str | None = None) -> StatsOut:
     """Counts per entity and status, overall or for one scope."""
 
     def scoped(qs: Any) -> Any:
@@ -311,7 +312,7 @@ def record_of(obj: Any) -> dict[str, Any]:
     }
 
 
-def evidence_as_data(chain: dict[str, Any]) -> dict[str, Any]:
+def evidence_as_data(chain: dict[str, Any]) -> MemoryEvidenceOut:
     """The evidence chain with rows flattened, for `slowave show --json`."""
 
     def rec(value: Any) -> Any:
@@ -319,7 +320,9 @@ def evidence_as_data(chain: dict[str, Any]) -> dict[str, Any]:
 
     return {
         "memory": record_of(chain["memory"]) | {"id": chain["ref"]},
-        "supports": [{k: rec(v) for k, v in s.items()} for s in chain["supports"]],
+        "supports": [
+            cast(SupportOut, {k: rec(v) for k, v in s.items()}) for s in chain["supports"]
+        ],
         "sessions": [record_of(s) for s in chain["sessions"]],
         "exposures": [
             {

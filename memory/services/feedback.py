@@ -10,6 +10,7 @@ from django.db import transaction
 from memory.errors import NotFound
 from memory.ids import new_feedback_id
 from memory.models import Event, Exposure, FeedbackEvent, Retrieval
+from memory.replies.verbs import FeedbackOut, FeedbackRecordOut, OutstandingOut, RejectedOut
 from memory.schemas import FeedbackIn, FeedbackRecord, MemoryFeedback, ProcedureFeedback
 from memory.services.feedback_rules import memory_rejection, procedure_rejection
 from memory.services.reinforcement import Applied, reinforce_target
@@ -27,7 +28,7 @@ COMPARED = (
 )
 
 
-def feedback_submit(*, data: FeedbackIn, now: datetime) -> dict[str, Any]:
+def feedback_submit(*, data: FeedbackIn, now: datetime) -> FeedbackOut:
     records = data.records()
     with transaction.atomic():
         retrievals = Retrieval.objects.select_related("session").in_bulk(
@@ -52,13 +53,13 @@ def _latest_accepted(retrieval: Retrieval) -> dict[tuple[str, str], FeedbackEven
     return latest
 
 
-def _record(record: FeedbackRecord, retrieval: Retrieval, now: datetime) -> dict[str, Any]:
+def _record(record: FeedbackRecord, retrieval: Retrieval, now: datetime) -> FeedbackRecordOut:
     exposures = set(
         Exposure.objects.filter(retrieval=retrieval).values_list("target_kind", "target_id")
     )
     latest = _latest_accepted(retrieval)
     accepted_ids: list[str] = []
-    rejected: list[dict[str, str]] = []
+    rejected: list[RejectedOut] = []
     applied = Applied()
     targets: list[tuple[str, str, MemoryFeedback | ProcedureFeedback, str | None]] = [
         (
@@ -109,7 +110,7 @@ def _record(record: FeedbackRecord, retrieval: Retrieval, now: datetime) -> dict
         if kind == "memory":
             reinforce_target(row=row, applied=applied)
     gaps = sorted(exposures - set(latest))
-    outstanding = {
+    outstanding: OutstandingOut = {
         "memory_ids": [t for k, t in gaps if k == "memory"],
         "procedure_ids": [t for k, t in gaps if k == "procedure"],
     }
