@@ -9,9 +9,10 @@ each route's 200 (`reply_doc`), like the request bodies (memory/api/bodies.py).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from typing_extensions import TypedDict
 
 from memory.api.bodies import REF_TEMPLATE
 from memory.replies import reads, records, staff
@@ -75,7 +76,17 @@ READ = _answers(400, 401, 404)
 STAFF = _answers(400, 401, 403, 404, 415)
 
 
-def ok(data: Any) -> dict[str, Any]:
+DataT = TypeVar("DataT")
+
+
+class Ok(TypedDict, Generic[DataT]):
+    """What a route returns: the success envelope, as ninja renders it through OkOut."""
+
+    ok: Literal[True]
+    data: DataT
+
+
+def ok(data: DataT) -> Ok[DataT]:
     """The success envelope around `data`."""
     return {"ok": True, "data": data}
 

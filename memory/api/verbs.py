@@ -19,7 +19,7 @@ from ninja import Router
 
 from memory.api.auth import AgentAuth, caller_of
 from memory.api.bodies import body_doc, parse_body
-from memory.api.replies import VERB, VERB_REPLIES, ok, reply_doc
+from memory.api.replies import VERB, VERB_REPLIES, Ok, ok, reply_doc
 from memory.services.sessions import ClientInfo
 from memory.verbs import VERBS, Verb
 from slowave_site.http_workers import admitted, run_in_http_worker
@@ -27,7 +27,7 @@ from slowave_site.http_workers import admitted, run_in_http_worker
 router = Router(auth=AgentAuth())
 
 
-def _run(verb: Verb, request: HttpRequest) -> dict[str, Any]:
+def _run(verb: Verb, request: HttpRequest) -> Ok[Any]:
     kwargs: dict[str, Any] = {"data": parse_body(request, verb.model), "now": timezone.now()}
     if verb.takes_client:
         kwargs["client"] = ClientInfo(
@@ -45,8 +45,8 @@ def _size(request: HttpRequest) -> int:
         return 0  # refused by parse_body, at no cost
 
 
-def _view(verb: Verb) -> Callable[[HttpRequest], Awaitable[dict[str, Any]]]:
-    async def view(request: HttpRequest) -> dict[str, Any]:
+def _view(verb: Verb) -> Callable[[HttpRequest], Awaitable[Ok[Any]]]:
+    async def view(request: HttpRequest) -> Ok[Any]:
         async with admitted(size=_size(request)):
             return await run_in_http_worker(_run, verb, request)
 

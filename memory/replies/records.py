@@ -61,8 +61,9 @@ def record_schema(
     exclude: tuple[str, ...] = (),
     overrides: dict[str, Any] | None = None,
     doc: str = "",
-) -> type[dict[str, Any]]:
-    """The reply shape of `record_of(row)` for rows of `model`, in the same key order."""
+) -> Any:
+    """The reply shape of `record_of(row)` for rows of `model`, in the same key order: a
+    TypedDict class built at runtime, which a type checker cannot see into."""
     overrides = overrides or {}
     fields: dict[str, Any] = {}
     for field in model._meta.concrete_fields:
@@ -72,7 +73,7 @@ def record_schema(
         if field.null:
             kind = kind | None
         fields[field.attname] = overrides.get(field.attname, kind)
-    shape: Any = TypedDict(name, fields)  # type: ignore[misc]  # the fields are the model's
+    shape = TypedDict(name, fields)  # type: ignore[misc]
     shape.__doc__ = doc or f"A {model.__name__} row: its columns by name."
     return closed(shape)
 

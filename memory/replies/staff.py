@@ -41,6 +41,14 @@ class TranscriptImportOut(TypedDict):
 
 
 @closed
+class RemapOut(TypedDict):
+    """The keys of ExportImportOut that an import with remap adds (remap_rows builds them)."""
+
+    remapped: dict[str, int]
+    memory_ids: dict[str, str]
+
+
+@closed
 class ExportImportOut(TypedDict):
     imported: Annotated[dict[str, int], Field(description="rows inserted per model")]
     remapped: NotRequired[

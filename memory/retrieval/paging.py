@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from memory.replies.verbs import AccessibleField
 from memory.retrieval.policy import DEFAULT_POLICY, Paging
 from memory.text import stems
 
@@ -137,7 +138,7 @@ def _neighbours(
     return chosen
 
 
-def accessible_field(pages: list[dict[str, Any]], index: int) -> dict[str, Any]:
+def accessible_field(pages: list[dict[str, Any]], index: int) -> AccessibleField:
     rest = pages[index + 1 :]
     memories = [m for p in rest for m in p["memories"]]
     procedures = [p for page in rest for p in page["procedures"]]
