@@ -6,11 +6,13 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from memory.replies.verbs import AccessibleField
 from memory.retrieval.policy import DEFAULT_POLICY, Paging
 from memory.text import stems
+
+if TYPE_CHECKING:
+    from memory.replies.verbs import AccessibleField
 
 # Rendering, not ranking: an excerpt is the same whatever policy ranked the item.
 CONTENT_LIMIT = DEFAULT_POLICY.paging.content_limit

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memory.ids import epoch, memory_ref
 from memory.models import Event, FeedbackEvent, Memory, Procedure
-from memory.replies.verbs import EvidenceOut, EvidenceRefOut
 from memory.retrieval.paging import excerpt
 
 if TYPE_CHECKING:
+    from memory.replies.verbs import EvidenceOut, EvidenceRefOut
     from memory.retrieval.candidates import MemoryRow
 
 FAILED_CAVEAT = (

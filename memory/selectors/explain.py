@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from memory.errors import NotFound
 from memory.models import Exposure, Retrieval
-from memory.replies.reads import RetrievalExplanationOut
 from memory.retrieval.signals import MEANINGS as SIGNAL_MEANINGS
 from memory.selectors.inspection import feedback_by_target, feedback_label
+
+if TYPE_CHECKING:
+    from memory.replies.reads import RetrievalExplanationOut
 
 Shape = Literal["signals", "flat", "associated"]
 # Policy values as JSON keeps them: numbers mostly, a few flags or names.

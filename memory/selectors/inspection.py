@@ -7,7 +7,7 @@ never look like an agent having been shown it. Writes live in memory/services/.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django.db.models import Count, Q
 
@@ -26,7 +26,9 @@ from memory.models import (
     Session,
     Support,
 )
-from memory.replies.reads import GeneralizationOut, MemoryEvidenceOut, StatsOut, SupportOut
+
+if TYPE_CHECKING:
+    from memory.replies.reads import GeneralizationOut, MemoryEvidenceOut, StatsOut, SupportOut
 
 STAGE_NAMES = {
     0: "origin scope only",
@@ -321,7 +323,7 @@ def evidence_as_data(chain: dict[str, Any]) -> MemoryEvidenceOut:
     return {
         "memory": record_of(chain["memory"]) | {"id": chain["ref"]},
         "supports": [
-            cast(SupportOut, {k: rec(v) for k, v in s.items()}) for s in chain["supports"]
+            cast("SupportOut", {k: rec(v) for k, v in s.items()}) for s in chain["supports"]
         ],
         "sessions": [record_of(s) for s in chain["sessions"]],
         "exposures": [
