@@ -7,7 +7,7 @@ memory.selectors; nothing here writes, and nothing here creates a Retrieval or E
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ninja import Schema
 from pydantic import Field
@@ -154,7 +154,7 @@ def retrieval_data(*, retrieval_id: str, filters: ExplainFilters) -> RetrievalDe
         "retrieval": record,
         "exposures": [
             {
-                "target_kind": r["exposure"].target_kind,
+                "target_kind": cast(Any, r["exposure"].target_kind),  # memory | procedure
                 "target_id": r["exposure"].target_id,
                 "pathway": r["exposure"].pathway,
                 "rank": r["exposure"].rank,
