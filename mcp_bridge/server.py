@@ -41,6 +41,7 @@ from mcp.shared.message import SessionMessage
 from mcp_bridge.frames import Rejection, StdinFrames, claimed_stdin
 from mcp_bridge.tools import TOOLS
 from memory.errors import InvalidInput, SlowaveError, as_slowave_error
+from memory.replies.envelope import Envelope, Failed
 from memory.schemas import parse_input
 from slowave_site.http_workers import admitted
 
@@ -69,7 +70,7 @@ def _server_version() -> str:
 # --- envelope: validate, call the service, wrap (runs in a database thread) ------------------
 
 
-def execute_tool(name: str, raw: object, client: tuple[str, str]) -> dict[str, Any]:
+def execute_tool(name: str, raw: object, client: tuple[str, str]) -> Envelope:
     """Run one tool call to its envelope. Never raises an Exception."""
     close_old_connections()  # the request lifecycle Django would run around a view
     try:
@@ -84,7 +85,7 @@ def execute_tool(name: str, raw: object, client: tuple[str, str]) -> dict[str, A
             kwargs["client"] = ClientInfo(
                 name=client[0], version=client[1], identity=settings.SLOWAVE_CLIENT_IDENTITY
             )
-        envelope: dict[str, Any] = {"ok": True, "data": tool.service(**kwargs)}
+        envelope: Envelope = {"ok": True, "data": tool.service(**kwargs)}
         json.dumps(envelope)  # a reply that cannot be serialised is our bug: report it now
         return envelope
     except Exception as exc:
@@ -93,7 +94,7 @@ def execute_tool(name: str, raw: object, client: tuple[str, str]) -> dict[str, A
         close_old_connections()
 
 
-def error_envelope(exc: BaseException, tool_name: str) -> dict[str, Any]:
+def error_envelope(exc: BaseException, tool_name: str) -> Failed:
     error = as_slowave_error(exc)
     if error.code == "internal_error":
         # The client gets a generic message; the operator gets the traceback on stderr.
@@ -103,7 +104,7 @@ def error_envelope(exc: BaseException, tool_name: str) -> dict[str, Any]:
     return {"ok": False, "error": error.as_error()}
 
 
-def _result(envelope: dict[str, Any]) -> types.CallToolResult:
+def _result(envelope: Envelope) -> types.CallToolResult:
     text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],

@@ -9,13 +9,13 @@ each route's 200 (`reply_doc`), like the request bodies (memory/api/bodies.py).
 
 from __future__ import annotations
 
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
-from typing_extensions import TypedDict
 
 from memory.api.bodies import REF_TEMPLATE
 from memory.replies import reads, records, staff
+from memory.replies.envelope import DataT, Ok
 from memory.verbs import VERBS
 
 
@@ -74,16 +74,6 @@ def _answers(*statuses: int) -> dict[int, type[BaseModel]]:
 VERB = _answers(400, 401, 404, 409, 415)
 READ = _answers(400, 401, 404)
 STAFF = _answers(400, 401, 403, 404, 415)
-
-
-DataT = TypeVar("DataT")
-
-
-class Ok(TypedDict, Generic[DataT]):
-    """What a route returns: the success envelope, as ninja renders it through OkOut."""
-
-    ok: Literal[True]
-    data: DataT
 
 
 def ok(data: DataT) -> Ok[DataT]:
