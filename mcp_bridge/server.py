@@ -4,7 +4,8 @@ Lives here: the low-level SDK server (tools/list and tools/call handlers), the e
 wrapping, the stdio serve loop with its background tasks (idle reaper, embedder warm-up) and
 the JSON-RPC error written for a stdin line the SDK cannot parse.
 Does not live here: validation rules (memory.schemas), behaviour (memory.services), the tool
-table (mcp_bridge.tools), reading stdin and diagnosing a bad line (mcp_bridge.frames).
+table (memory.verbs, read through mcp_bridge.tools), reading stdin and diagnosing a bad line
+(mcp_bridge.frames).
 
 The low-level API is used rather than MCPServer because MCPServer derives inputSchema from
 function signatures and validates arguments itself; we advertise the pydantic models' own
@@ -44,6 +45,7 @@ from memory import instruments
 from memory.embeddings import warm_up_in_background
 from memory.errors import InvalidInput, SlowaveError, as_slowave_error
 from memory.http.workers import admitted
+from memory.replies.envelope import Envelope, Failed
 from memory.schemas import parse_input
 
 logger = logging.getLogger(__name__)
@@ -71,7 +73,7 @@ def _server_version() -> str:
 # --- envelope: validate, call the service, wrap (runs in a database thread) ------------------
 
 
-def execute_tool(name: str, raw: object, client: tuple[str, str]) -> dict[str, Any]:
+def execute_tool(name: str, raw: object, client: tuple[str, str]) -> Envelope:
     """Run one tool call to its envelope. Never raises an Exception."""
     close_old_connections()  # the request lifecycle Django would run around a view
     try:
@@ -87,7 +89,7 @@ def execute_tool(name: str, raw: object, client: tuple[str, str]) -> dict[str, A
             kwargs["client"] = ClientInfo(
                 name=client[0], version=client[1], identity=settings.SLOWAVE_CLIENT_IDENTITY
             )
-        envelope: dict[str, Any] = {"ok": True, "data": tool.service(**kwargs)}
+        envelope: Envelope = {"ok": True, "data": tool.service(**kwargs)}
         json.dumps(envelope)  # a reply that cannot be serialised is our bug: report it now
         return envelope
     except Exception as exc:
@@ -96,7 +98,7 @@ def execute_tool(name: str, raw: object, client: tuple[str, str]) -> dict[str, A
         close_old_connections()
 
 
-def error_envelope(exc: BaseException, tool_name: str) -> dict[str, Any]:
+def error_envelope(exc: BaseException, tool_name: str) -> Failed:
     error = as_slowave_error(exc)
     if error.code == "internal_error":
         # The client gets a generic message; the operator gets the traceback on stderr.
@@ -106,7 +108,7 @@ def error_envelope(exc: BaseException, tool_name: str) -> dict[str, Any]:
     return {"ok": False, "error": error.as_error()}
 
 
-def _result(envelope: dict[str, Any]) -> types.CallToolResult:
+def _result(envelope: Envelope) -> types.CallToolResult:
     text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
+
+
+class ErrorDetail(TypedDict):
+    """The `error` of a failed envelope (memory.api.replies.ErrorDetailOut documents it)."""
+
+    code: str
+    message: str
+    retryable: bool
+    field_errors: NotRequired[list[dict[str, str]]]
+    outstanding: NotRequired[Any]
 
 
 class SlowaveError(Exception):
@@ -21,8 +31,8 @@ class SlowaveError(Exception):
         self.field_errors = field_errors
         self.outstanding = outstanding
 
-    def as_error(self) -> dict[str, Any]:
-        error: dict[str, Any] = {
+    def as_error(self) -> ErrorDetail:
+        error: ErrorDetail = {
             "code": self.code,
             "message": self.message,
             "retryable": self.retryable,

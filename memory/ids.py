@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from datetime import datetime
+from typing import overload
 
 MEMORY_ID_RE = re.compile(r"^sch_([0-9]+)$")
 # Primary keys are signed 64-bit integers, at most 19 digits. A longer number names no row, as
@@ -57,5 +59,9 @@ def memory_ref(pk: int) -> str:
     return f"sch_{pk}"
 
 
-def epoch(value) -> int | None:
+@overload
+def epoch(value: datetime) -> int: ...
+@overload
+def epoch(value: datetime | None) -> int | None: ...
+def epoch(value: datetime | None) -> int | None:
     return None if value is None else int(value.timestamp())

@@ -55,10 +55,14 @@ class SlowaveAPI(NinjaAPI):
     def get_openapi_schema(self, **kwargs: Any) -> Any:
         schema = super().get_openapi_schema(**kwargs)
         components = schema.setdefault("components", {}).setdefault("schemas", {})
+        ours: dict[str, Any] = {}
         for model in self.component_models:
             component = model.model_json_schema(ref_template=REF_TEMPLATE)
-            components.update(component.pop("$defs", {}))
-            components[model.__name__] = component
+            for name, sub in [*component.pop("$defs", {}).items(), (model.__name__, component)]:
+                # Two shapes of one name would share a component: one route's schema wrong.
+                if ours.setdefault(name, sub) != sub:
+                    raise TypeError(f"two reply or body shapes are named {name}; rename one")
+        components.update(ours)
         return schema
 
     def _get_urls(self) -> list[URLResolver | URLPattern]:

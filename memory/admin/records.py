@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib import admin
@@ -31,7 +32,7 @@ DATE = admin.DateFieldListFilter
 class DetailAdmin(ReadOnlyAdmin):
     """A read-only page with an extra detail section built by a selector."""
 
-    def detail(self, obj: Any) -> dict[str, Any]:
+    def detail(self, obj: Any) -> Mapping[str, Any]:
         return {}
 
     def change_view(
@@ -79,7 +80,7 @@ class SessionAdmin(DetailAdmin):
     def short_task(self, obj: Session) -> str:
         return excerpt(obj.task, 70)
 
-    def detail(self, obj: Session) -> dict[str, Any]:
+    def detail(self, obj: Session) -> Mapping[str, Any]:
         return session_detail(session=obj)
 
 
@@ -110,7 +111,7 @@ class RetrievalAdmin(DetailAdmin):
     def session_link(self, obj: Retrieval) -> str:
         return admin_link(obj.session)
 
-    def detail(self, obj: Retrieval) -> dict[str, Any]:
+    def detail(self, obj: Retrieval) -> Mapping[str, Any]:
         # People inspecting a retrieval see its whole catalog, shown to the agent or not.
         explanation = retrieval_explain(retrieval_id=obj.pk, all_items=True)
         return {**retrieval_detail(retrieval=obj), "explanation": explanation}

@@ -7,14 +7,25 @@ memory.selectors; nothing here writes, and nothing here creates a Retrieval or E
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ninja import Schema
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from memory.errors import NotFound
 from memory.ids import memory_ref
 from memory.models import Memory
+from memory.replies.reads import (
+    MemoriesOut,
+    MemoryEvidenceOut,
+    ProceduresOut,
+    RetrievalDetailOut,
+    SessionDetailOut,
+    SessionsOut,
+    StatsOut,
+)
+from memory.replies.records import MemoryRow, ProcedureRecord
 from memory.selectors import (
     Listing,
     evidence_as_data,
@@ -61,12 +72,18 @@ class ExplainFilters(Schema):
     )
 
 
-def _paged(listing: Listing[Any], page: Page, key: str, row: Any) -> dict[str, Any]:
-    items = [row(obj) for obj in listing.rows]
-    return {key: items, "total": listing.total, "limit": page.limit, "offset": page.offset}
+class _Counts(TypedDict):
+    total: int
+    limit: int
+    offset: int
 
 
-def _memory_row(memory: Memory) -> dict[str, Any]:
+def _counts(listing: Listing[Any], page: Page) -> _Counts:
+    """What every list reply carries after its rows."""
+    return {"total": listing.total, "limit": page.limit, "offset": page.offset}
+
+
+def _memory_row(memory: Memory) -> MemoryRow:
     record = record_of(memory)
     record["id"] = memory_ref(memory.pk)
     for fk in ("superseded_by_id", "duplicate_of_id"):
@@ -74,7 +91,7 @@ def _memory_row(memory: Memory) -> dict[str, Any]:
     return record
 
 
-def memories_page(*, filters: MemoryFilters) -> dict[str, Any]:
+def memories_page(*, filters: MemoryFilters) -> MemoriesOut:
     listing = memory_list(
         scope=filters.scope,
         status=filters.status,
@@ -83,24 +100,24 @@ def memories_page(*, filters: MemoryFilters) -> dict[str, Any]:
         limit=filters.limit,
         offset=filters.offset,
     )
-    return _paged(listing, filters, "memories", _memory_row)
+    return {"memories": [_memory_row(m) for m in listing.rows], **_counts(listing, filters)}
 
 
-def memory_data(*, memory_id: str) -> dict[str, Any]:
+def memory_data(*, memory_id: str) -> MemoryEvidenceOut:
     found = memory_get(memory_id=memory_id)
     if found is None:
         raise NotFound(f"no memory {memory_id}; GET /api/memories?q=… finds ids")
     return evidence_as_data(memory_evidence(memory=found))
 
 
-def sessions_page(*, filters: ScopeFilters) -> dict[str, Any]:
+def sessions_page(*, filters: ScopeFilters) -> SessionsOut:
     listing = session_list(
         scope=filters.scope, status=filters.status, limit=filters.limit, offset=filters.offset
     )
-    return _paged(listing, filters, "sessions", record_of)
+    return {"sessions": [record_of(s) for s in listing.rows], **_counts(listing, filters)}
 
 
-def session_data(*, session_id: str) -> dict[str, Any]:
+def session_data(*, session_id: str) -> SessionDetailOut:
     found = session_get(session_id=session_id)
     if found is None:
         raise NotFound(f"no session {session_id}; GET /api/sessions lists them")
@@ -123,7 +140,7 @@ def session_data(*, session_id: str) -> dict[str, Any]:
     }
 
 
-def retrieval_data(*, retrieval_id: str, filters: ExplainFilters) -> dict[str, Any]:
+def retrieval_data(*, retrieval_id: str, filters: ExplainFilters) -> RetrievalDetailOut:
     found = retrieval_get(retrieval_id=retrieval_id)
     if found is None:
         raise NotFound(
@@ -137,7 +154,7 @@ def retrieval_data(*, retrieval_id: str, filters: ExplainFilters) -> dict[str, A
         "retrieval": record,
         "exposures": [
             {
-                "target_kind": r["exposure"].target_kind,
+                "target_kind": cast(Any, r["exposure"].target_kind),  # memory | procedure
                 "target_id": r["exposure"].target_id,
                 "pathway": r["exposure"].pathway,
                 "rank": r["exposure"].rank,
@@ -151,19 +168,19 @@ def retrieval_data(*, retrieval_id: str, filters: ExplainFilters) -> dict[str, A
     }
 
 
-def procedures_page(*, filters: ScopeFilters) -> dict[str, Any]:
+def procedures_page(*, filters: ScopeFilters) -> ProceduresOut:
     listing = procedure_list(
         scope=filters.scope, status=filters.status, limit=filters.limit, offset=filters.offset
     )
-    return _paged(listing, filters, "procedures", record_of)
+    return {"procedures": [record_of(p) for p in listing.rows], **_counts(listing, filters)}
 
 
-def procedure_data(*, procedure_id: str) -> dict[str, Any]:
+def procedure_data(*, procedure_id: str) -> ProcedureRecord:
     found = procedure_get(procedure_id=procedure_id)
     if found is None:
         raise NotFound(f"no procedure {procedure_id}; GET /api/procedures lists them")
     return record_of(found)
 
 
-def stats_data(*, scope: str | None) -> dict[str, Any]:
+def stats_data(*, scope: str | None) -> StatsOut:
     return scope_stats(scope=scope)

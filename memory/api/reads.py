@@ -10,7 +10,7 @@ inspecting memory is not an agent being shown it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from django.http import HttpRequest
 from ninja import Query, Router
@@ -23,6 +23,7 @@ from memory.api.replies import (
     HealthReply,
     MemoriesReply,
     MemoryReply,
+    Ok,
     ProcedureReply,
     ProceduresReply,
     RetrievalReply,
@@ -33,11 +34,24 @@ from memory.api.replies import (
     reply_doc,
 )
 from memory.http.workers import run_in_http_worker
+from memory.replies.reads import (
+    HealthOut,
+    MemoriesOut,
+    MemoryEvidenceOut,
+    ProceduresOut,
+    RetrievalDetailOut,
+    SessionDetailOut,
+    SessionsOut,
+    StatsOut,
+)
+from memory.replies.records import ProcedureRecord
+
+DataT = TypeVar("DataT")
 
 router = Router()
 
 
-async def _call(answer: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+async def _call(answer: Callable[..., DataT], **kwargs: Any) -> Ok[DataT]:
     return ok(await run_in_http_worker(answer, **kwargs))
 
 
@@ -47,7 +61,7 @@ async def _call(answer: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[st
     openapi_extra=reply_doc(MemoriesReply),
     operation_id="memory_api_memories",
 )
-async def memories(request: HttpRequest, filters: Query[MemoryFilters]) -> dict[str, Any]:
+async def memories(request: HttpRequest, filters: Query[MemoryFilters]) -> Ok[MemoriesOut]:
     return await _call(read_data.memories_page, filters=filters)
 
 
@@ -57,7 +71,7 @@ async def memories(request: HttpRequest, filters: Query[MemoryFilters]) -> dict[
     openapi_extra=reply_doc(MemoryReply),
     operation_id="memory_api_memory",
 )
-async def memory(request: HttpRequest, memory_id: str) -> dict[str, Any]:
+async def memory(request: HttpRequest, memory_id: str) -> Ok[MemoryEvidenceOut]:
     return await _call(read_data.memory_data, memory_id=memory_id)
 
 
@@ -67,7 +81,7 @@ async def memory(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     openapi_extra=reply_doc(SessionsReply),
     operation_id="memory_api_sessions",
 )
-async def sessions(request: HttpRequest, filters: Query[ScopeFilters]) -> dict[str, Any]:
+async def sessions(request: HttpRequest, filters: Query[ScopeFilters]) -> Ok[SessionsOut]:
     return await _call(read_data.sessions_page, filters=filters)
 
 
@@ -77,7 +91,7 @@ async def sessions(request: HttpRequest, filters: Query[ScopeFilters]) -> dict[s
     openapi_extra=reply_doc(SessionReply),
     operation_id="memory_api_session",
 )
-async def session(request: HttpRequest, session_id: str) -> dict[str, Any]:
+async def session(request: HttpRequest, session_id: str) -> Ok[SessionDetailOut]:
     return await _call(read_data.session_data, session_id=session_id)
 
 
@@ -89,7 +103,7 @@ async def session(request: HttpRequest, session_id: str) -> dict[str, Any]:
 )
 async def retrieval(
     request: HttpRequest, retrieval_id: str, filters: Query[ExplainFilters]
-) -> dict[str, Any]:
+) -> Ok[RetrievalDetailOut]:
     """The retrieval, what it exposed and the feedback each target got, and `explanation`: why
     each item ranks where it does (every signal's contribution to its score)."""
     return await _call(read_data.retrieval_data, retrieval_id=retrieval_id, filters=filters)
@@ -101,7 +115,7 @@ async def retrieval(
     openapi_extra=reply_doc(ProceduresReply),
     operation_id="memory_api_procedures",
 )
-async def procedures(request: HttpRequest, filters: Query[ScopeFilters]) -> dict[str, Any]:
+async def procedures(request: HttpRequest, filters: Query[ScopeFilters]) -> Ok[ProceduresOut]:
     return await _call(read_data.procedures_page, filters=filters)
 
 
@@ -111,7 +125,7 @@ async def procedures(request: HttpRequest, filters: Query[ScopeFilters]) -> dict
     openapi_extra=reply_doc(ProcedureReply),
     operation_id="memory_api_procedure",
 )
-async def procedure(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
+async def procedure(request: HttpRequest, procedure_id: str) -> Ok[ProcedureRecord]:
     return await _call(read_data.procedure_data, procedure_id=procedure_id)
 
 
@@ -121,7 +135,7 @@ async def procedure(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
     openapi_extra=reply_doc(StatsReply),
     operation_id="memory_api_stats",
 )
-async def stats(request: HttpRequest, scope: str | None = None) -> dict[str, Any]:
+async def stats(request: HttpRequest, scope: str | None = None) -> Ok[StatsOut]:
     return await _call(read_data.stats_data, scope=scope)
 
 
@@ -132,6 +146,6 @@ async def stats(request: HttpRequest, scope: str | None = None) -> dict[str, Any
     openapi_extra=reply_doc(HealthReply),
     operation_id="memory_api_health",
 )
-async def health(request: HttpRequest) -> dict[str, Any]:
+async def health(request: HttpRequest) -> Ok[HealthOut]:
     # Touches nothing, so it answers on the event loop even while every worker is busy.
     return ok({"status": "ok"})

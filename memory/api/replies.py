@@ -3,19 +3,20 @@
 Every route answers `{"ok": true, "data": ...}` (OkOut) or the error envelope (ErrorOut),
 whose HTTP status slowave_site/api.py derives from the error code. OkOut is what ninja renders
 with, and leaves `data` as the service built it; the `<Route>Reply` models, whose `data` is
-described in memory/api/schemas, are what the OpenAPI document shows for each route's 200
-(`reply_doc`), like the request bodies (memory/api/bodies.py).
+the TypedDict the service returns (memory.replies), are what the OpenAPI document shows for
+each route's 200 (`reply_doc`), like the request bodies (memory/api/bodies.py).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from memory.api.bodies import REF_TEMPLATE
-from memory.api.schemas import reads, records, staff, verbs
-from memory.api.schemas.base import Out
+from memory.replies import reads, records, staff
+from memory.replies.envelope import DataT, Ok
+from memory.verbs import VERBS
 
 
 class OkOut(BaseModel):
@@ -75,26 +76,34 @@ READ = _answers(400, 401, 404)
 STAFF = _answers(400, 401, 403, 404, 415)
 
 
-def ok(data: Any) -> dict[str, Any]:
+def ok(data: DataT) -> Ok[DataT]:
     """The success envelope around `data`."""
     return {"ok": True, "data": data}
 
 
-def _reply(name: str, data: Any) -> type[Out]:
+class _Envelope(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _reply(name: str, data: Any) -> type[BaseModel]:
     return create_model(
         name,
-        __base__=Out,
+        __base__=_Envelope,
         __doc__="The success envelope (HTTP 200).",
         ok=(Literal[True], ...),
         data=(data, ...),
     )
 
 
-ActivateReply = _reply("ActivateReply", verbs.ActivateOut)
-RememberReply = _reply("RememberReply", verbs.RememberOut)
-RecallReply = _reply("RecallReply", verbs.RecallOut)
-FeedbackReply = _reply("FeedbackReply", verbs.FeedbackOut)
-CommitReply = _reply("CommitReply", verbs.CommitOut)
+# Each verb's reply: `<Route>Reply` (ActivateReply...), its data the shape the verb declares.
+VERB_REPLIES: dict[str, type[BaseModel]] = {
+    verb.name: _reply(f"{verb.route.capitalize()}Reply", verb.reply) for verb in VERBS.values()
+}
+ActivateReply = VERB_REPLIES["slowave_activate"]
+RememberReply = VERB_REPLIES["slowave_remember"]
+RecallReply = VERB_REPLIES["slowave_recall"]
+FeedbackReply = VERB_REPLIES["slowave_feedback"]
+CommitReply = VERB_REPLIES["slowave_commit"]
 MemoriesReply = _reply("MemoriesReply", reads.MemoriesOut)
 MemoryReply = _reply("MemoryReply", reads.MemoryEvidenceOut)
 SessionsReply = _reply("SessionsReply", reads.SessionsOut)

@@ -8,7 +8,7 @@ verbs use (memory.http.workers), as verbs.py explains.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 from django.db import transaction
 from django.http import HttpRequest
@@ -17,9 +17,10 @@ from ninja import Router
 
 from memory.api.auth import StaffAuth, caller_of
 from memory.api.bodies import ImportIn, ReasonIn, body_doc, parse_body
-from memory.api.replies import STAFF, ControlReply, ImportReply, ok, reply_doc
+from memory.api.replies import STAFF, ControlReply, ImportReply, Ok, ok, reply_doc
 from memory.errors import InvalidInput
 from memory.http.workers import run_in_http_worker
+from memory.replies.staff import ImportOut
 from memory.services.export_load import export_import
 from memory.services.forgetting import control_forget, control_unforget
 from memory.services.import_formats import SourceFile, history_read, history_write
@@ -29,7 +30,9 @@ from memory.services.transcripts import transcripts_import
 router = Router()
 
 
-def _control(request: HttpRequest, action: str, ref: str, *, empty_ok: bool) -> dict[str, Any]:
+def _control(
+    request: HttpRequest, action: str, ref: str, *, empty_ok: bool
+) -> Ok[dict[str, object]]:
     body = parse_body(request, ReasonIn, empty_ok=empty_ok)
     actor = f"api:{caller_of(request).name}"
     if action == "forget":
@@ -58,7 +61,7 @@ def _procedure_id(procedure_id: str) -> str:
     openapi_extra=body_doc(ReasonIn) | reply_doc(ControlReply),
     operation_id="memory_api_memory_forget",
 )
-async def memory_forget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
+async def memory_forget(request: HttpRequest, memory_id: str) -> Ok[dict[str, object]]:
     return await run_in_http_worker(
         _control, request, "forget", _memory_id(memory_id), empty_ok=False
     )
@@ -71,7 +74,7 @@ async def memory_forget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
     openapi_extra=body_doc(ReasonIn, required=False) | reply_doc(ControlReply),
     operation_id="memory_api_memory_unforget",
 )
-async def memory_unforget(request: HttpRequest, memory_id: str) -> dict[str, Any]:
+async def memory_unforget(request: HttpRequest, memory_id: str) -> Ok[dict[str, object]]:
     return await run_in_http_worker(
         _control, request, "unforget", _memory_id(memory_id), empty_ok=True
     )
@@ -84,7 +87,7 @@ async def memory_unforget(request: HttpRequest, memory_id: str) -> dict[str, Any
     openapi_extra=body_doc(ReasonIn) | reply_doc(ControlReply),
     operation_id="memory_api_procedure_forget",
 )
-async def procedure_forget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
+async def procedure_forget(request: HttpRequest, procedure_id: str) -> Ok[dict[str, object]]:
     return await run_in_http_worker(
         _control, request, "forget", _procedure_id(procedure_id), empty_ok=False
     )
@@ -97,7 +100,7 @@ async def procedure_forget(request: HttpRequest, procedure_id: str) -> dict[str,
     openapi_extra=body_doc(ReasonIn, required=False) | reply_doc(ControlReply),
     operation_id="memory_api_procedure_unforget",
 )
-async def procedure_unforget(request: HttpRequest, procedure_id: str) -> dict[str, Any]:
+async def procedure_unforget(request: HttpRequest, procedure_id: str) -> Ok[dict[str, object]]:
     return await run_in_http_worker(
         _control, request, "unforget", _procedure_id(procedure_id), empty_ok=True
     )
@@ -110,12 +113,12 @@ async def procedure_unforget(request: HttpRequest, procedure_id: str) -> dict[st
     openapi_extra=body_doc(ImportIn) | reply_doc(ImportReply),
     operation_id="memory_api_import_file",
 )
-async def import_file(request: HttpRequest) -> dict[str, Any]:
+async def import_file(request: HttpRequest) -> Ok[ImportOut]:
     """Staff: load a transcript or export, all or nothing (same services as `slowave import`)."""
     return await run_in_http_worker(_import, request)
 
 
-def _import(request: HttpRequest) -> dict[str, Any]:
+def _import(request: HttpRequest) -> Ok[ImportOut]:
     # The body escapes the content as a JSON string: at most 6 bytes per byte of it (\u00XX).
     limit = import_limit()
     body: ImportIn = parse_body(

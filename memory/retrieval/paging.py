@@ -6,10 +6,13 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from memory.retrieval.policy import DEFAULT_POLICY, Paging
 from memory.text import stems
+
+if TYPE_CHECKING:
+    from memory.replies.verbs import AccessibleField
 
 # Rendering, not ranking: an excerpt is the same whatever policy ranked the item.
 CONTENT_LIMIT = DEFAULT_POLICY.paging.content_limit
@@ -153,7 +156,7 @@ def page_neighbours(
     return chosen
 
 
-def accessible_field(pages: list[dict[str, Any]], index: int) -> dict[str, Any]:
+def accessible_field(pages: list[dict[str, Any]], index: int) -> AccessibleField:
     rest = pages[index + 1 :]
     memories = [m for p in rest for m in p["memories"]]
     procedures = [p for page in rest for p in page["procedures"]]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
 
 from memory.ids import epoch, memory_ref
 from memory.models import Event, FeedbackEvent, Memory, Procedure
 from memory.retrieval.paging import excerpt
 
 if TYPE_CHECKING:
+    from memory.replies.verbs import EvidenceOut, EvidenceRefOut
     from memory.retrieval.candidates import MemoryRow
 
 FAILED_CAVEAT = (
@@ -116,14 +118,14 @@ def procedure_full(proc: Procedure, *, scope: str) -> dict[str, Any]:
 
 def _evidence_item(
     evidence_id: str,
-    source_kind: str,
-    recorded_at,
-    occurred_at,
-    ref: dict[str, str],
+    source_kind: Literal["episode", "event"],
+    recorded_at: datetime,
+    occurred_at: datetime | None,
+    ref: EvidenceRefOut,
     content: str,
     full: bool,
-) -> dict[str, Any]:
-    item: dict[str, Any] = {
+) -> EvidenceOut:
+    item: EvidenceOut = {
         "evidence_id": evidence_id,
         "source_kind": source_kind,
         "recorded_at": epoch(recorded_at),
@@ -136,7 +138,7 @@ def _evidence_item(
     return item
 
 
-def event_evidence(event: Event, memory_pk: int, full: bool) -> dict[str, Any]:
+def event_evidence(event: Event, memory_pk: int, full: bool) -> EvidenceOut:
     return _evidence_item(
         f"evt_{event.pk}",
         "event",
@@ -148,7 +150,7 @@ def event_evidence(event: Event, memory_pk: int, full: bool) -> dict[str, Any]:
     )
 
 
-def episode_evidence(episode, full: bool) -> dict[str, Any]:
+def episode_evidence(episode, full: bool) -> EvidenceOut:
     return _evidence_item(
         f"ep_{episode.pk}",
         "episode",

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from memory.errors import NotFound
 from memory.models import Exposure, Retrieval
 from memory.retrieval.signals import MEANINGS as SIGNAL_MEANINGS
 from memory.selectors.inspection import feedback_by_target, feedback_label
+
+if TYPE_CHECKING:
+    from memory.replies.reads import RetrievalExplanationOut
 
 Shape = Literal["signals", "flat", "associated"]
 # Policy values as JSON keeps them: numbers mostly, a few flags or names.
@@ -85,8 +88,9 @@ class RetrievalExplanation:
     signal_names: list[str]  # every signal seen in `items`, in the order ranking applies them
     signal_meanings: dict[str, str]  # of those signals, what each means
 
-    def as_data(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_data(self) -> RetrievalExplanationOut:
+        # The fields are RetrievalExplanationOut's keys (tests/api/test_replies.py checks).
+        return cast("RetrievalExplanationOut", asdict(self))
 
     def rows(self) -> list[tuple[ExplainedItem, list[float | None]]]:
         """Each item with its contribution per `signal_names` column (None: not moved by it),

@@ -6,9 +6,11 @@ never look like an agent having been shown it. Writes live in memory/services/.
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, cast
 
 from django.db.models import Count, Q
+from typing_extensions import TypedDict
 
 from memory.ids import memory_pk, memory_ref
 from memory.models import (
@@ -26,6 +28,86 @@ from memory.models import (
     Support,
 )
 from memory.selectors.feedback import feedback_gaps
+
+if TYPE_CHECKING:
+    from memory.replies.reads import (
+        AssociationOut,
+        GapOut,
+        GeneralizationOut,
+        MemoryEvidenceOut,
+        SupportOut,
+    )
+
+
+class SupportRow(TypedDict):
+    kind: str
+    event: Event | None
+    episode: Episode | None
+    session: Session | None
+    scope: str
+    weight: float
+    created_at: datetime
+
+
+class ExposureSeen(TypedDict):
+    """One time a retrieval showed a memory, and what the agent said about it."""
+
+    exposure: Exposure
+    retrieval: Retrieval
+    session_id: str
+    feedback: str
+    latest: FeedbackEvent | None
+    rejected: list[FeedbackEvent]
+
+
+class MemoryEvidence(TypedDict):
+    """A memory's evidence chain as rows (`evidence_as_data` flattens it for JSON)."""
+
+    memory: Memory
+    ref: str
+    supports: list[SupportRow]
+    sessions: list[Session]
+    exposures: list[ExposureSeen]
+    superseded_by: Memory | None
+    duplicate_of: Memory | None
+    supersedes: list[Memory]
+    duplicates: list[Memory]
+    associations: list[AssociationOut]
+    generalization: GeneralizationOut
+    forget_log: list[ForgetLog]
+
+
+class ExposureRow(TypedDict):
+    exposure: Exposure
+    feedback: str
+    missing: bool
+    rejected: list[FeedbackEvent]
+
+
+class RetrievalDetail(TypedDict):
+    retrieval: Retrieval
+    rows: list[ExposureRow]
+    missing_count: int
+    unshown: list[dict[str, Any]]  # catalog items of pages never shown
+    summaries: list[FeedbackEvent]
+    not_exposed_feedback: list[FeedbackEvent]
+
+
+class SessionRetrieval(TypedDict):
+    retrieval: Retrieval
+    exposed: int
+    gap: GapOut | None  # what still lacks feedback (services.closing.feedback_gaps)
+
+
+class SessionDetail(TypedDict):
+    session: Session
+    events: list[Event]
+    retrievals: list[SessionRetrieval]
+    complete: bool
+    episodes: list[Episode]
+    memories: list[Memory]
+    procedure: Procedure | None
+
 
 STAGE_NAMES = {
     0: "origin scope only",
@@ -74,7 +156,7 @@ def memory_get(*, memory_id: str) -> Memory | None:
     return Memory.objects.filter(pk=pk).first() if pk is not None else None
 
 
-def _supports(memory: Memory) -> list[dict[str, Any]]:
+def _supports(memory: Memory) -> list[SupportRow]:
     rows = memory.supports.select_related("event", "episode", "session").order_by(
         "created_at", "pk"
     )
@@ -92,14 +174,14 @@ def _supports(memory: Memory) -> list[dict[str, Any]]:
     ]
 
 
-def _exposures(ref: str) -> list[dict[str, Any]]:
+def _exposures(ref: str) -> list[ExposureSeen]:
     exposures = list(
         Exposure.objects.filter(target_kind="memory", target_id=ref)
         .select_related("retrieval")
         .order_by("exposed_at", "pk")
     )
     feedback = feedback_by_target([e.retrieval_id for e in exposures])
-    out = []
+    out: list[ExposureSeen] = []
     for exposure in exposures:
         entry = feedback.get((exposure.retrieval_id, "memory", ref))
         out.append(
@@ -115,7 +197,7 @@ def _exposures(ref: str) -> list[dict[str, Any]]:
     return out
 
 
-def generalization_evidence(memory: Memory) -> dict[str, Any]:
+def generalization_evidence(memory: Memory) -> GeneralizationOut:
     """Why a memory has its stage (spec §7.4): the scopes and sessions that vouch for it."""
     ref = memory_ref(memory.pk)
     scopes, sessions = {memory.scope}, set()
@@ -141,7 +223,7 @@ def generalization_evidence(memory: Memory) -> dict[str, Any]:
     }
 
 
-def memory_evidence(*, memory: Memory) -> dict[str, Any]:
+def memory_evidence(*, memory: Memory) -> MemoryEvidence:
     """The full evidence chain of one memory, in the order a person reads it."""
     ref = memory_ref(memory.pk)
     supports = _supports(memory)
@@ -172,11 +254,11 @@ def memory_evidence(*, memory: Memory) -> dict[str, Any]:
     }
 
 
-def retrieval_detail(*, retrieval: Retrieval) -> dict[str, Any]:
+def retrieval_detail(*, retrieval: Retrieval) -> RetrievalDetail:
     """What a retrieval exposed, by which pathway, and what each target got back."""
     exposures = list(retrieval.exposures.order_by("rank"))
     feedback = feedback_by_target([retrieval.pk])
-    rows = []
+    rows: list[ExposureRow] = []
     for exposure in exposures:
         entry = feedback.get((retrieval.pk, exposure.target_kind, exposure.target_id))
         rows.append(
@@ -212,13 +294,13 @@ def retrieval_detail(*, retrieval: Retrieval) -> dict[str, Any]:
     }
 
 
-def session_detail(*, session: Session) -> dict[str, Any]:
+def session_detail(*, session: Session) -> SessionDetail:
     retrievals = list(
         session.retrievals.order_by("created_at", "pk").annotate(
             exposed=Count("exposures", distinct=True)
         )
     )
-    gaps = {gap["retrieval_id"]: gap for gap in feedback_gaps(session=session)}
+    gaps = {gap["retrieval_id"]: cast("GapOut", gap) for gap in feedback_gaps(session=session)}
     return {
         "session": session,
         "events": list(session.events.order_by("seq")),
@@ -266,7 +348,7 @@ def record_of(obj: Any) -> dict[str, Any]:
     }
 
 
-def evidence_as_data(chain: dict[str, Any]) -> dict[str, Any]:
+def evidence_as_data(chain: MemoryEvidence) -> MemoryEvidenceOut:
     """The evidence chain with rows flattened, for `slowave show --json`."""
 
     def rec(value: Any) -> Any:
@@ -274,7 +356,9 @@ def evidence_as_data(chain: dict[str, Any]) -> dict[str, Any]:
 
     return {
         "memory": record_of(chain["memory"]) | {"id": chain["ref"]},
-        "supports": [{k: rec(v) for k, v in s.items()} for s in chain["supports"]],
+        "supports": [
+            cast("SupportOut", {k: rec(v) for k, v in s.items()}) for s in chain["supports"]
+        ],
         "sessions": [record_of(s) for s in chain["sessions"]],
         "exposures": [
             {

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 
 from memory.ids import new_session_id
 from memory.models import Event, Memory, Session
+from memory.replies.verbs import ActivateOut, WarningOut
 from memory.retrieval.facets import build_cue, flatten_context
 from memory.schemas import ActivateIn
 from memory.services.retrieval import retrieval_prepare, retrieval_publish
@@ -26,8 +27,8 @@ def _fold(scope: str) -> str:
     return re.sub(r"[-_]+", "-", scope.lower())
 
 
-def _warnings(scope: str, cold: bool, lexical_only: bool) -> list[dict[str, str]]:
-    warnings: list[dict[str, str]] = []
+def _warnings(scope: str, cold: bool, lexical_only: bool) -> list[WarningOut]:
+    warnings: list[WarningOut] = []
     if cold:
         warnings.append({"code": "cold_start", "message": COLD_START})
         similar = sorted(
@@ -48,7 +49,7 @@ def _warnings(scope: str, cold: bool, lexical_only: bool) -> list[dict[str, str]
     return warnings
 
 
-def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> dict[str, Any]:
+def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> ActivateOut:
     # Rank before the write transaction: the embedding and ranking hold no lock.
     cue = build_cue(
         data.task, data.initial_goal, data.semantic_context, flatten_context(data.task_context)
@@ -95,7 +96,7 @@ def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> 
             session=session, prepared=prepared, query=data.task, now=now
         )
         lexical_only = page.pop("lexical_only")
-        return {
+        reply: dict[str, Any] = {
             "retrieval_id": retrieval.id,
             "session_id": session.id,
             "retrieval_policy_version": retrieval.policy_version,
@@ -107,3 +108,4 @@ def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> 
             "catalog_truncated": retrieval.catalog_truncated,
             **{k: v for k, v in page.items() if k != "retrieval_id"},
         }
+        return cast(ActivateOut, reply)  # the page is catalog data, untyped

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 
 from memory.errors import IncompleteFeedback, InvalidInput
 from memory.models import Event, Procedure, Session
+from memory.replies.verbs import CommitOut
 from memory.schemas import CommitIn
 from memory.selectors.feedback import feedback_gaps
 from memory.services.closing import procedure_store, session_close
@@ -23,7 +24,7 @@ SESSION_NOTE = (
 )
 
 
-def session_commit(*, data: CommitIn, now: datetime) -> dict[str, Any]:
+def session_commit(*, data: CommitIn, now: datetime) -> CommitOut:
     session_reap_if_idle(session_id=data.session_id, now=now)
     with transaction.atomic():
         session = Session.objects.select_for_update().filter(pk=data.session_id).first()
@@ -52,7 +53,7 @@ def session_commit(*, data: CommitIn, now: datetime) -> dict[str, Any]:
             procedure=data.procedure,
             trajectory_events=[(f"trajectory_{t.kind}", t.summary, t.status) for t in kept],
         )
-        reply: dict[str, Any] = {
+        reply: CommitOut = {
             "session_id": session.id,
             "episodes_formed": formed,
             "committed": True,
@@ -70,7 +71,7 @@ def session_commit(*, data: CommitIn, now: datetime) -> dict[str, Any]:
 
 def _update_ended(
     session: Session, data: CommitIn, verification: dict[str, Any], now: datetime
-) -> dict[str, Any]:
+) -> CommitOut:
     Session.objects.filter(pk=session.pk).update(
         final_goal=data.final_goal,
         outcome=data.outcome,
@@ -91,7 +92,8 @@ def _update_ended(
         "episodes_formed": 0,
         "committed": True,
         "outcome": data.outcome,
-        "feedback_status": session.feedback_status,
+        # The model field holds one of the statuses CommitOut names.
+        "feedback_status": cast(Any, session.feedback_status),
         "verification_status": data.verification.status,
         "operation": "updated",
         "already_ended": True,

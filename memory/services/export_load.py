@@ -22,6 +22,7 @@ from memory import embeddings, passages
 from memory.errors import InvalidInput
 from memory.indexing import Indexed, index_embedded, index_lexical, index_prototype, indexed_text
 from memory.models import Cursor, Episode, Event, Exposure, Memory, Procedure, Prototype, Support
+from memory.replies.staff import ExportImportOut, RemapOut
 from memory.schemas import JSON_MAX_DEPTH, JsonTooDeep, json_loads, json_problem
 from memory.services.export import CHILDREN, DERIVED, FORMAT, RECORD_MODELS, VERSION
 from memory.services.export_remap import remap_rows
@@ -173,14 +174,14 @@ def export_import(
     now: datetime,
     progress: Progress | None = None,
     remap: bool = False,
-) -> dict[str, Any]:
+) -> ExportImportOut:
     """Insert an export into this store, all or nothing.
 
     Rows keep their ids; with `remap`, integer ids already in use are renumbered (and every
     reference to them rewritten) instead of refusing the import.
     """
     rows = export_parse(lines=lines)
-    report: dict[str, Any] = {}
+    report: RemapOut | None = None
     try:
         with transaction.atomic():
             if remap:
@@ -207,4 +208,5 @@ def export_import(
             _reindex(rows, now)
     except IntegrityError as exc:
         raise InvalidInput(f"the export conflicts with stored data: {exc}") from None
-    return {"imported": {m.__name__: len(rows[m]) for m in ORDER if rows[m]}, **report}
+    imported = {m.__name__: len(rows[m]) for m in ORDER if rows[m]}
+    return {"imported": imported} if report is None else {"imported": imported, **report}

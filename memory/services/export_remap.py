@@ -32,6 +32,7 @@ from memory.models import (
     Prototype,
     Support,
 )
+from memory.replies.staff import RemapOut
 
 Rows = dict[type[models.Model], list[models.Model]]
 IdMap = dict[type[models.Model], dict[int, int]]
@@ -130,7 +131,7 @@ def _rewrite(row: models.Model, plan: IdMap) -> None:
         row.src_id, row.dst_id = row.dst_id, row.src_id  # the table keeps src < dst
 
 
-def remap_rows(rows: Rows) -> dict[str, Any]:
+def remap_rows(rows: Rows) -> RemapOut:
     """Renumber colliding integer ids in place.
 
     Reports how many rows of each model moved and, for memories, `{old sch_N: new sch_N}`.

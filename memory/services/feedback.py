@@ -11,6 +11,7 @@ from django.db import transaction
 from memory.errors import NotFound
 from memory.ids import new_feedback_id
 from memory.models import Event, Exposure, FeedbackEvent, Retrieval
+from memory.replies.verbs import FeedbackOut, FeedbackRecordOut, OutstandingOut, RejectedOut
 from memory.schemas import FeedbackIn, FeedbackRecord, MemoryFeedback, ProcedureFeedback
 from memory.services.feedback_rules import memory_rejection, procedure_rejection
 from memory.services.reinforcement import Applied, reinforce_targets
@@ -28,7 +29,7 @@ COMPARED = (
 )
 
 
-def feedback_submit(*, data: FeedbackIn, now: datetime) -> dict[str, Any]:
+def feedback_submit(*, data: FeedbackIn, now: datetime) -> FeedbackOut:
     records = data.records()
     with transaction.atomic():
         retrievals = Retrieval.objects.select_related("session").in_bulk(
@@ -94,12 +95,12 @@ def _rejection(
 
 def _record(
     record: FeedbackRecord, retrieval: Retrieval, shown: _Shown, now: datetime
-) -> dict[str, Any]:
+) -> FeedbackRecordOut:
     exposures, latest = shown.exposures[retrieval.id], shown.latest[retrieval.id]
     rows: list[FeedbackEvent] = []
     reinforce: list[FeedbackEvent] = []
     accepted_ids: list[str] = []
-    rejected: list[dict[str, str]] = []
+    rejected: list[RejectedOut] = []
     applied = Applied()
 
     def append(kind: str, target_id: str, **fields: Any) -> FeedbackEvent:
@@ -145,6 +146,10 @@ def _record(
             if row.assessment == "stale":
                 retiring.add(target_id)
     gaps = sorted(exposures - set(latest))
+    outstanding: OutstandingOut = {
+        "memory_ids": [t for k, t in gaps if k == "memory"],
+        "procedure_ids": [t for k, t in gaps if k == "procedure"],
+    }
     coverage_reason = "incomplete_coverage" if record.coverage == "complete" and gaps else ""
     summary = append(
         "retrieval",
@@ -170,10 +175,7 @@ def _record(
     return {
         "retrieval_id": retrieval.id,
         "coverage": record.coverage,
-        "outstanding": {
-            "memory_ids": [t for k, t in gaps if k == "memory"],
-            "procedure_ids": [t for k, t in gaps if k == "procedure"],
-        },
+        "outstanding": outstanding,
         "accepted_event_ids": accepted_ids,
         "rejected": rejected,
         "applied": applied.as_dict(),

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 
 from memory.errors import InvalidInput
 from memory.models import Cursor, Event, Session
+from memory.replies.verbs import RecallOut
 from memory.retrieval.facets import build_cue, flatten_context
 from memory.schemas import CONTEXT_MAX_BYTES, RecallIn
 from memory.services.activate import LEXICAL_ONLY
@@ -42,7 +43,7 @@ def _merged_context(base: dict[str, Any], extra: dict[str, Any] | None) -> dict[
     return merged
 
 
-def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
+def retrieval_recall(*, data: RecallIn, now: datetime) -> RecallOut:
     if data.continue_from is not None:
         session_reap_if_idle(session_id=data.session_id, now=now)
         return _continue(data=data, now=now)
@@ -82,10 +83,10 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> dict[str, Any]:
         }
         if lexical_only:
             reply["warnings"] = [{"code": "lexical_only", "message": LEXICAL_ONLY}]
-        return reply
+        return cast(RecallOut, reply)  # the page is catalog data, untyped
 
 
-def _continue(*, data: RecallIn, now: datetime) -> dict[str, Any]:
+def _continue(*, data: RecallIn, now: datetime) -> RecallOut:
     with transaction.atomic():
         cursor = (
             Cursor.objects.select_related("retrieval__session")
@@ -110,4 +111,4 @@ def _continue(*, data: RecallIn, now: datetime) -> dict[str, Any]:
             )
         page = retrieval_page(retrieval=retrieval, index=cursor.page, now=now)
         session_touch(session=session, now=now)
-        return page
+        return cast(RecallOut, page)  # a page alone: the keys of RecallOut every page has

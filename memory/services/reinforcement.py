@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from memory.ids import memory_pk
 from memory.models import FeedbackEvent, LearningApplication, Memory
+from memory.replies.verbs import AppliedOut
 
 DELTAS = {
     ("used", "helped"): 0.30,
@@ -27,7 +28,7 @@ class Applied:
     unchanged: int = 0
     touched: list[int] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> AppliedOut:
         return {
             "reinforced": self.reinforced,
             "weakened": self.weakened,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 from django.db import transaction
@@ -15,6 +15,13 @@ from memory.errors import SlowaveError, as_slowave_error
 from memory.ids import memory_ref
 from memory.indexing import index_memory
 from memory.models import Event, Memory, Support
+from memory.replies.verbs import (
+    FailedItemOut,
+    MemoryTypeOut,
+    RememberOut,
+    StoredItemOut,
+    StoredOut,
+)
 from memory.schemas import RememberIn, RememberItem, parse_timestamp
 from memory.services.reaping import session_reap_if_idle
 from memory.services.sessions import event_append, event_next_seq, session_check, session_touch
@@ -58,7 +65,7 @@ class _Batch:
         return cls(session, event_next_seq(session), active, forgotten)
 
 
-def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
+def memory_remember(*, data: RememberIn, now: datetime) -> RememberOut:
     session_reap_if_idle(session_id=data.session_id, now=now)
     items = data.items()
     # The leading passages only, so the call's latency does not grow with content; the
@@ -66,7 +73,7 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
     vectors = passages.encode([item.content for item in items], limit=passages.REMEMBER_PASSAGES)
     with transaction.atomic():
         session = session_check(session_id=data.session_id, scope=data.scope)
-        results: list[dict[str, Any]] = []
+        results: list[StoredItemOut | FailedItemOut] = []
         batch = _Batch.read(session, items)
         for index, item in enumerate(items):
             embedded = vectors[index] if vectors is not None else None
@@ -111,7 +118,7 @@ def memory_remember(*, data: RememberIn, now: datetime) -> dict[str, Any]:
 
 def _store(
     *, batch: _Batch, item: RememberItem, embedded: passages.Embedded | None, now: datetime
-) -> dict[str, Any]:
+) -> StoredOut:
     """One item, inside its own savepoint; `batch` changes only once the item is stored."""
     session = batch.session
     occurred_at = parse_timestamp(item.occurred_at, "occurred_at") if item.occurred_at else None
@@ -126,6 +133,7 @@ def _store(
     )
     digest = normalized_hash(item.content)
     match_pk = batch.active.get(digest)
+    disposition: Literal["created", "matched"]
     if match_pk is not None:
         Support.objects.create(
             memory_id=match_pk,
@@ -157,7 +165,7 @@ def _store(
         "stored": True,
         "memory_id": memory_ref(memory.pk),
         "disposition": disposition,
-        "type": memory.type,
+        "type": cast(MemoryTypeOut, memory.type),  # as RememberIn validated it
         "scope": memory.scope,
         "source_event_id": f"evt_{event.pk}",
     }

@@ -9,6 +9,7 @@ from typing import Any
 from memory import ids
 from memory.embeddings import get_embedder
 from memory.models import Cursor, Event, Exposure, Memory, Procedure, Retrieval, Session
+from memory.replies.verbs import EvidenceOut
 from memory.retrieval.budget import Budget, build_budget_pages, evidence_within
 from memory.retrieval.engine import Ranking, rank
 from memory.retrieval.paging import Entry, Page, accessible_field, build_pages
@@ -75,7 +76,7 @@ def _entries(
 
 def _evidence(
     ranking: Ranking, first_page: list[dict[str, Any]], *, full: bool
-) -> tuple[list[dict[str, Any]], bool]:
+) -> tuple[list[EvidenceOut], bool]:
     """Provenance events of the first page's memories, then episodes matched directly."""
     refs = [pk for pk in (ids.memory_pk(m["ref"]) for m in first_page) if pk is not None]
     sources = dict(

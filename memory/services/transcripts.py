@@ -19,6 +19,7 @@ from pydantic import Field, ValidationError, field_validator
 from memory.errors import InvalidInput
 from memory.ids import new_session_id
 from memory.models import Event, Session
+from memory.replies.staff import TranscriptImportOut
 from memory.schemas import (
     JSON_MAX_DEPTH,
     JsonTooDeep,
@@ -167,7 +168,7 @@ def transcripts_import(
     now: datetime,
     dry_run: bool = False,
     progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
+) -> TranscriptImportOut:
     """Import a JSONL transcript into `scope`; all or nothing, idempotent per session_key."""
     try:
         check_scope(scope)
@@ -194,7 +195,7 @@ def transcripts_write(
         )
     )
     fresh = [key for key in plan.groups if key not in existing]
-    report: dict[str, Any] = {
+    report: TranscriptImportOut = {
         "scope": scope,
         "lines": plan.lines,
         "dry_run": dry_run,

@@ -11,11 +11,12 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from django.utils import timezone
 
 from memory.models import Event, Memory, Support
+from memory.replies.verbs import RememberBatchOut
 from memory.schemas import (
     ActivateIn,
     CommitIn,
@@ -41,7 +42,7 @@ BATCH = 256
 
 
 def _feedback_all(
-    reply: dict[str, Any], assessment: str = "irrelevant", *, now: datetime | None = None
+    reply: Mapping[str, Any], assessment: str = "irrelevant", *, now: datetime | None = None
 ) -> None:
     if not reply["memories"] and not reply["procedures"]:
         return
@@ -83,13 +84,16 @@ def remember_session(
     )
     ids: list[str | None] = []
     for start in range(0, len(items), BATCH):
-        reply = memory_remember(
-            data=RememberIn(
-                scope=scope,
-                session_id=opened["session_id"],
-                memories=list(items[start : start + BATCH]),
+        reply = cast(  # the `memories` form answers with a batch
+            RememberBatchOut,
+            memory_remember(
+                data=RememberIn(
+                    scope=scope,
+                    session_id=opened["session_id"],
+                    memories=list(items[start : start + BATCH]),
+                ),
+                now=now(),
             ),
-            now=now(),
         )
         ids.extend(r["data"]["memory_id"] if r["ok"] else None for r in reply["results"])
     _feedback_all(opened, now=now())
@@ -172,7 +176,7 @@ def ask(
     return items[:max_items], timings
 
 
-def _ranked(memory: dict[str, Any], behind: Mapping[str, Sequence[str]]) -> RankedItem:
+def _ranked(memory: Mapping[str, Any], behind: Mapping[str, Sequence[str]]) -> RankedItem:
     occurred = memory.get("provenance", {}).get("occurred_at")
     moment = datetime.fromtimestamp(occurred, UTC) if occurred else None
     return RankedItem.from_content(

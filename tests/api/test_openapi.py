@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from mcp_bridge.tools import TOOLS
+from memory.api.replies import REPLY_MODELS
 from memory.models import MemoryType
 from memory.schemas import MemoryTypeName
 
@@ -89,15 +90,29 @@ def test_it_declares_the_envelopes_every_route_answers_with(openapi) -> None:
     assert body["schema"] == {"$ref": "#/components/schemas/ImportIn"}
 
 
-@pytest.mark.parametrize("route", ["activate", "recall", "memories", "stats", "import"])
-def test_it_describes_the_data_of_each_reply_key_by_key(openapi, route) -> None:
-    method = "get" if route in ("memories", "stats") else "post"
-    ok_schema = openapi["paths"][f"/api/{route}"][method]["responses"]["200"]
+def _operations(openapi: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(p, m, op) for p, methods in openapi["paths"].items() for m, op in methods.items()]
+
+
+def test_it_describes_the_data_of_every_reply_key_by_key(openapi) -> None:
     components = openapi["components"]["schemas"]
-    reply = _resolve(ok_schema["content"]["application/json"]["schema"], components, PREFIX)
-    data = reply["properties"]["data"]
-    for shape in data.get("anyOf", [data]):
-        assert shape["properties"] and shape["additionalProperties"] is False, (route, shape)
+    for path, method, operation in _operations(openapi):
+        ok_schema = operation["responses"]["200"]["content"]["application/json"]["schema"]
+        reply = _resolve(ok_schema, components, PREFIX)
+        data = reply["properties"]["data"]
+        for shape in data.get("anyOf", [data]):
+            assert shape.get("type") == "object", (method, path, shape)
+            assert shape["properties"] and shape["additionalProperties"] is False, (path, shape)
+            assert set(shape["required"]) <= set(shape["properties"]), (method, path)
+
+
+def test_it_shows_each_reply_as_its_own_model_describes_it(openapi) -> None:
+    # Components of one name from two modules once overwrote each other in the document.
+    components = openapi["components"]["schemas"]
+    for model in REPLY_MODELS:
+        own = model.model_json_schema()
+        shown = _resolve(components[model.__name__], components, PREFIX)
+        assert shown == _resolve(own, own.get("$defs", {}), "#/$defs/"), model.__name__
 
 
 def test_it_resolves_every_schema_reference(openapi) -> None:

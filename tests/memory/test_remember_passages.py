@@ -12,8 +12,7 @@ from django.utils import timezone
 
 from consolidation.services.backfill import embeddings_backfill
 from consolidation.services.passes import BY_NAME, passes_run
-from mcp_bridge import descriptions
-from memory import embeddings, passages
+from memory import descriptions, embeddings, passages
 from memory.models import Memory
 from memory.vectors import get_index
 from tests.memory.test_retrieval_signals import SCOPE, _facts, _ranked

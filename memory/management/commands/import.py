@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from memory.management.commands._common import SlowaveCommand
+from memory.replies.staff import ImportOut
 from memory.services.export_load import export_import
 from memory.services.import_formats import FORMATS, SourceFile, history_read, history_write
 from memory.services.import_formats.sources import history_sources
@@ -80,7 +82,7 @@ class Command(SlowaveCommand):
             if options["scope"] or options["dry_run"]:
                 raise CommandError("--scope and --dry-run apply to transcripts only", returncode=2)
             with self.progress("Importing export") as advance:
-                report = export_import(
+                report: ImportOut = export_import(
                     lines=lines, now=now, progress=advance, remap=options["remap"]
                 )
         else:
@@ -134,7 +136,7 @@ class Command(SlowaveCommand):
                 f"  {scope['scope']}: {new} new, {len(scope['sessions_skipped'])} already imported"
             )
 
-    def _print(self, report: dict[str, Any]) -> None:
+    def _print(self, report: Mapping[str, Any]) -> None:
         if "imported" in report:
             self.stdout.write(
                 "Imported: " + ", ".join(f"{k} {v}" for k, v in report["imported"].items())

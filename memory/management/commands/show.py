@@ -16,6 +16,7 @@ from memory.selectors import (
     retrieval_detail,
     session_detail,
 )
+from memory.selectors.inspection import MemoryEvidence
 
 
 class Command(SlowaveCommand):
@@ -52,7 +53,7 @@ class Command(SlowaveCommand):
             data["feedback_complete"] = detail["complete"]
             data["events"] = [record_of(e) for e in detail["events"]]
         if isinstance(obj, Retrieval):
-            detail = retrieval_detail(retrieval=obj)
+            shown = retrieval_detail(retrieval=obj)
             data["record"].pop("catalog", None)
             data["exposures"] = [
                 {
@@ -61,7 +62,7 @@ class Command(SlowaveCommand):
                     "rank": r["exposure"].rank,
                     "feedback": r["feedback"],
                 }
-                for r in detail["rows"]
+                for r in shown["rows"]
             ]
         if self.as_json:
             self.emit({"ok": True, "data": data})
@@ -87,7 +88,7 @@ class Command(SlowaveCommand):
                 f"{'complete' if data['feedback_complete'] else 'incomplete'}"
             )
 
-    def _print_memory(self, chain: dict[str, Any]) -> None:
+    def _print_memory(self, chain: MemoryEvidence) -> None:
         from rich.panel import Panel
         from rich.table import Table
 
@@ -105,7 +106,7 @@ class Command(SlowaveCommand):
         for s in chain["supports"]:
             supports.add_row(
                 s["kind"],
-                _ref(s["event"], s["event"] and s["event"].content),
+                _ref(s["event"], s["event"].content if s["event"] else None),
                 _ref(s["episode"]),
                 str(s["session"] or "—"),
                 s["scope"],

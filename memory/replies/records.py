@@ -3,7 +3,8 @@ name (`session_id`, not `session`), vectors left out, every key always present.
 
 The models are built from the Django models' own fields, so a field added to a model appears
 here (and in the OpenAPI document) without a second edit. Routes that rewrite a column (an
-integer memory id shown as `sch_N`) say so with `overrides`.
+integer memory id shown as `sch_N`) say so with `overrides`. To a type checker a record is a
+`dict[str, Any]`, as `record_of` returns it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from django.db import models
-from pydantic import create_model
+from typing_extensions import TypedDict
 
-from memory.api.schemas.base import Out
 from memory.models import Episode, Event, ForgetLog, Memory, Procedure, Retrieval, Session
+from memory.replies.base import closed
 
 if TYPE_CHECKING:
     from django.db.models.fields.related import RelatedField
@@ -60,8 +61,9 @@ def record_schema(
     exclude: tuple[str, ...] = (),
     overrides: dict[str, Any] | None = None,
     doc: str = "",
-) -> type[Out]:
-    """The reply model of `record_of(row)` for rows of `model`, in the same key order."""
+) -> Any:
+    """The reply shape of `record_of(row)` for rows of `model`, in the same key order: a
+    TypedDict class built at runtime, which a type checker cannot see into."""
     overrides = overrides or {}
     fields: dict[str, Any] = {}
     for field in model._meta.concrete_fields:
@@ -70,21 +72,22 @@ def record_schema(
         kind = _value_type(field)
         if field.null:
             kind = kind | None
-        fields[field.attname] = (overrides.get(field.attname, kind), ...)
-    doc = doc or f"A {model.__name__} row: its columns by name."
-    return create_model(name, __base__=Out, __doc__=doc, **fields)
+        fields[field.attname] = overrides.get(field.attname, kind)
+    shape = TypedDict(name, fields)  # type: ignore[misc]
+    shape.__doc__ = doc or f"A {model.__name__} row: its columns by name."
+    return closed(shape)
 
 
 if TYPE_CHECKING:
-    # Built at runtime by record_schema; to a type checker each is just an `Out`.
-    SessionRecord = Out
-    EventRecord = Out
-    EpisodeRecord = Out
-    MemoryRecord = Out
-    MemoryRow = Out
-    ProcedureRecord = Out
-    RetrievalRecord = Out
-    ForgetLogRecord = Out
+    # Built at runtime by record_schema.
+    SessionRecord = dict[str, Any]
+    EventRecord = dict[str, Any]
+    EpisodeRecord = dict[str, Any]
+    MemoryRecord = dict[str, Any]
+    MemoryRow = dict[str, Any]
+    ProcedureRecord = dict[str, Any]
+    RetrievalRecord = dict[str, Any]
+    ForgetLogRecord = dict[str, Any]
 else:
     SessionRecord = record_schema(Session, "SessionRecord")
     EventRecord = record_schema(Event, "EventRecord")

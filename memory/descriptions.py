@@ -1,4 +1,6 @@
-"""Tool descriptions: the user interface an agent reads before calling (spec §6.9).
+"""The five verbs' descriptions: the user interface an agent reads before calling (spec §6.9).
+
+The MCP tool list shows them as tool descriptions (memory.verbs holds them for both adapters).
 
 Each says what the tool returns, when to call it, what to call next and how to recover from
 each error code. Every reply is an envelope: {"ok": true, "data": {...}} or
