@@ -7,6 +7,7 @@ page works offline with no JavaScript or CDN. Reads only, all of them through th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -125,7 +126,7 @@ def stage_distribution() -> dict[str, Any]:
     )
 
 
-def status_strip(stats: dict[str, Any], *, width: int = 330) -> dict[str, Any]:
+def status_strip(stats: Mapping[str, Any], *, width: int = 330) -> dict[str, Any]:
     """One horizontal strip split by memory status (from scope_stats), with a legend."""
     counts: dict[str, int] = stats["memories_by_status"]
     total = sum(counts.values()) or 1
@@ -148,7 +149,7 @@ def scope_table(limit: int = 12) -> list[dict[str, Any]]:
     return rows
 
 
-def counts(stats: dict[str, Any]) -> list[tuple[str, int]]:
+def counts(stats: Mapping[str, Any]) -> list[tuple[str, int]]:
     """The headline numbers, from scope_stats (procedures: the active ones only)."""
     by_status = stats["memories_by_status"]
     return [

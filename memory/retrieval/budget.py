@@ -15,8 +15,9 @@ whole): one larger than the whole budget travels alone on a page of its own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from memory.retrieval.paging import (
     CHARS_PER_TOKEN,
@@ -28,6 +29,8 @@ from memory.retrieval.paging import (
     size,
 )
 from memory.retrieval.policy import Paging
+
+T = TypeVar("T", bound=Mapping[str, Any])
 
 
 @dataclass(frozen=True)
@@ -126,10 +129,10 @@ def _cut(entry: Entry, room: int, query: str) -> Entry:
         limit -= over
 
 
-def evidence_within(items: list[dict[str, Any]], room: int) -> tuple[list[dict[str, Any]], bool]:
+def evidence_within(items: list[T], room: int) -> tuple[list[T], bool]:
     """Recall's evidence, in order, while it fits what page one's items left of the budget;
     True when some was left out."""
-    kept: list[dict[str, Any]] = []
+    kept: list[T] = []
     for item in items:
         cost = size(item)
         if cost > room:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,7 +22,7 @@ CHARS_PER_TOKEN = 4
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
-def size(payload: dict[str, Any]) -> int:
+def size(payload: Mapping[str, Any]) -> int:
     return len(json.dumps(payload, ensure_ascii=False, sort_keys=True))
 
 

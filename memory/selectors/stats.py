@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
@@ -28,8 +28,11 @@ from memory.models import (
     WorkerRun,
 )
 
+if TYPE_CHECKING:
+    from memory.replies.reads import StatsOut
 
-def scope_stats(*, scope: str | None = None) -> dict[str, Any]:
+
+def scope_stats(*, scope: str | None = None) -> StatsOut:
     """Counts per entity and status, overall or for one scope."""
 
     def scoped(qs: Any) -> Any:

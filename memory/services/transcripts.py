@@ -185,7 +185,7 @@ def transcripts_write(
     now: datetime,
     dry_run: bool = False,
     progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
+) -> TranscriptImportOut:
     """Write a validated plan into `scope` (checked by the caller); keys already there are
     skipped. The readers of other tools' history files (memory.services.import_formats)
     build their plans from the same records and write through here."""

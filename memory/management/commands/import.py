@@ -121,7 +121,7 @@ class Command(SlowaveCommand):
             return
         self._print_history(report)
 
-    def _print_history(self, report: dict[str, Any]) -> None:
+    def _print_history(self, report: Mapping[str, Any]) -> None:
         if report["dry_run"]:
             head = f"Dry run: would import {report['would_import']} session(s)"
         else:

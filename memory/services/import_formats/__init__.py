@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, cast
 
 from django.db import transaction
 from pydantic import ValidationError
 
 from memory.errors import InvalidInput
+from memory.replies.staff import HistoryImportOut, TranscriptImportOut
 from memory.schemas import CONTROL_RE, RuleViolation, check_scope, validation_error
 from memory.services.transcripts import TranscriptLine, TranscriptPlan, transcripts_write
 
@@ -129,11 +130,11 @@ def history_write(
     now: datetime,
     dry_run: bool = False,
     progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
+) -> HistoryImportOut:
     """Write every scope's sessions in one transaction; the summary of what was read and done.
 
     `progress` advances once per session of the plan, written or skipped."""
-    reports: list[dict[str, Any]] = []
+    reports: list[TranscriptImportOut] = []
     with transaction.atomic():
         for scope, scope_plan in plan.plans.items():
             report = transcripts_write(
@@ -144,8 +145,8 @@ def history_write(
                 if unwritten:
                     progress(unwritten)
             reports.append(report)
-    summary: dict[str, Any] = {
-        "format": plan.format,
+    summary: HistoryImportOut = {
+        "format": cast(Literal["claude-code", "chatgpt"], plan.format),
         "dry_run": dry_run,
         "files": plan.files,
         "sessions_imported": sum(len(r["sessions_created"]) for r in reports),
