@@ -66,11 +66,13 @@ def _view(verb: Verb) -> Callable[[HttpRequest], Awaitable[Ok[Any]]]:
     return view
 
 
+# route -> view, for the callers that reach a view without a request through the router
+VIEWS = {verb.route: _view(verb) for verb in VERBS.values()}
 for _verb in VERBS.values():
     router.add_api_operation(
         f"/{_verb.route}",
         ["POST"],
-        _view(_verb),
+        VIEWS[_verb.route],
         response=VERB,
         openapi_extra=body_doc(_verb.model) | reply_doc(VERB_REPLIES[_verb.name]),
         summary=_verb.name,

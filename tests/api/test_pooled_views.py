@@ -29,11 +29,11 @@ QUEUED_SECONDS = 0.5
 
 # operationId -> (view, keyword arguments besides the request)
 VIEWS: dict[str, tuple[Any, dict[str, Any]]] = {
-    "memory_api_activate": (verbs.activate, {}),
-    "memory_api_remember": (verbs.remember, {}),
-    "memory_api_recall": (verbs.recall, {}),
-    "memory_api_feedback": (verbs.feedback, {}),
-    "memory_api_commit": (verbs.commit, {}),
+    "memory_api_activate": (verbs.VIEWS["activate"], {}),
+    "memory_api_remember": (verbs.VIEWS["remember"], {}),
+    "memory_api_recall": (verbs.VIEWS["recall"], {}),
+    "memory_api_feedback": (verbs.VIEWS["feedback"], {}),
+    "memory_api_commit": (verbs.VIEWS["commit"], {}),
     "memory_api_memories": (reads.memories, {"filters": MemoryFilters()}),
     "memory_api_memory": (reads.memory, {"memory_id": "sch_1"}),
     "memory_api_sessions": (reads.sessions, {"filters": ScopeFilters()}),
