@@ -32,12 +32,22 @@ class TranscriptImportOut(Out):
     events: int
     episodes: int
     would_create: list[str] = Field(ABSENT, description="dry runs only: the sessions to create")
+    redacted: dict[str, dict[str, dict[str, int]]] = Field(
+        ABSENT,
+        description="SLOWAVE_SECRETS=redact: per session key, credentials replaced per field "
+        "(`line N.content` → kind → count)",
+    )
 
 
 class ExportImportOut(Out):
     imported: dict[str, int] = Field(description="rows inserted per model")
     remapped: dict[str, int] = Field(ABSENT, description="with remap: rows renumbered per model")
     memory_ids: dict[str, str] = Field(ABSENT, description="with remap: old sch_N → new sch_N")
+    redacted: dict[str, dict[str, int]] = Field(
+        ABSENT,
+        description="SLOWAVE_SECRETS=redact: credentials replaced per row field "
+        "(`sch_12.content` → kind → count)",
+    )
 
 
 ImportOut = TranscriptImportOut | ExportImportOut

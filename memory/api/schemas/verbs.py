@@ -140,6 +140,10 @@ class StoredOut(Out):
     type: MemoryTypeOut
     scope: str
     source_event_id: str
+    redacted: dict[str, int] = Field(
+        ABSENT,
+        description="SLOWAVE_SECRETS=redact: credentials replaced in the content (kind → count)",
+    )
 
 
 class ItemErrorOut(Out):
@@ -222,3 +226,7 @@ class CommitOut(Out):
     )
     session_note: str = ABSENT
     already_ended: Literal[True] = Field(ABSENT, description="the session had ended (e.g. reaped)")
+    redacted: dict[str, dict[str, int]] = Field(
+        ABSENT,
+        description="SLOWAVE_SECRETS=redact: credentials replaced, per field (kind → count)",
+    )
