@@ -278,5 +278,18 @@ class SecretGuard:
         return {p[cut:]: kinds for p, kinds in self.redacted.items() if p.startswith(prefix + ".")}
 
 
+def redactions_merged(
+    old: dict[str, dict[str, int]], new: dict[str, dict[str, int]], prefix: str = ""
+) -> dict[str, dict[str, int]]:
+    """`old` with `new` added (paths under `prefix`), counts summed: the record a session keeps
+    across its calls."""
+    merged = {path: dict(kinds) for path, kinds in old.items()}
+    for path, kinds in new.items():
+        into = merged.setdefault(_join(prefix, path), {})
+        for kind, count in kinds.items():
+            into[kind] = into.get(kind, 0) + count
+    return merged
+
+
 def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name

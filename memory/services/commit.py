@@ -11,7 +11,7 @@ from django.db import transaction
 from memory.errors import IncompleteFeedback, InvalidInput
 from memory.models import Event, Procedure, Session
 from memory.schemas import CommitIn
-from memory.secrets import SecretGuard
+from memory.secrets import SecretGuard, redactions_merged
 from memory.services.closing import feedback_gaps, procedure_store, session_close
 from memory.services.sessions import session_reap_if_idle
 
@@ -35,7 +35,7 @@ def session_commit(*, data: CommitIn, now: datetime) -> dict[str, Any]:
             )
         if guard.redacted:  # rolled back with the rest should the commit be refused below
             Session.objects.filter(pk=session.pk).update(
-                redactions={**session.redactions, **guard.redacted}
+                redactions=redactions_merged(session.redactions, guard.redacted)
             )
         verification = data.verification.model_dump()
         if session.status == Session.Status.ENDED:

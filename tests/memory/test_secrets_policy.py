@@ -1,6 +1,7 @@
-"""SLOWAVE_SECRETS on the write services, on the real database: `reject` writes nothing and
-names the field; `redact` stores the text with the span replaced, records the kinds, and the
-secret is in no table: not the memories, events, sessions, procedures, FTS or vectors."""
+"""SLOWAVE_SECRETS on the services that store text, on the real database: `reject` writes
+nothing and names the field; `redact` stores the text with the span replaced, records the
+kinds, and the secret is in no table: not the memories, events, sessions, procedures, FTS or
+vectors."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from django.utils import timezone
 
 from memory.errors import InvalidInput
 from memory.models import Event, Memory, Procedure, Session
-from memory.schemas import ActivateIn, CommitIn, RememberIn
+from memory.schemas import ActivateIn, CommitIn, RecallIn, RememberIn
 from memory.services.activate import session_activate
 from memory.services.commit import session_commit
+from memory.services.recall import retrieval_recall
 from memory.services.remember import memory_remember
 from memory.services.sessions import ClientInfo
 from memory.services.transcripts import transcripts_import
@@ -37,7 +39,9 @@ def _tables_holding(needle: str) -> set[str]:
             except Exception:  # a virtual table that cannot be read whole: its shadows are
                 continue
             for row in cursor.fetchall():
-                cells = (v.decode("utf-8", "ignore") if isinstance(v, bytes) else str(v) for v in row)
+                cells = (
+                    v.decode("utf-8", "ignore") if isinstance(v, bytes) else str(v) for v in row
+                )
                 if any(needle in cell for cell in cells):
                     found.add(name)
                     break
@@ -178,3 +182,54 @@ def test_transcript_import_redact_records_the_lines_on_the_session(settings) -> 
     assert event.content == "The key is [REDACTED:AWS access key], region eu-west-1"
     assert event.metadata == {"api_key": "[REDACTED:secret assignment]"}
     assert _tables_holding(AWS_ID) == set() and _tables_holding("f83kd92jd83kf0s") == set()
+
+
+def test_activate_and_recall_refuse_a_credential_in_the_cue(settings) -> None:
+    settings.SLOWAVE_SECRETS = "reject"
+    sessions = Session.objects.count()
+    with pytest.raises(InvalidInput) as caught:
+        session_activate(
+            data=ActivateIn(task=f"Why does {AWS_ID} get 403?", initial_goal="g", scope=SCOPE),
+            client=ClientInfo(),
+            now=timezone.now(),
+        )
+    assert caught.value.field_errors[0]["path"] == "task"
+    assert Session.objects.count() == sessions
+    session_id = _session()
+    events = Event.objects.count()
+    with pytest.raises(InvalidInput) as caught:
+        retrieval_recall(
+            data=RecallIn(
+                session_id=session_id,
+                scope=SCOPE,
+                query="why 403",
+                task_context={"aws": {"api_key": "f83kd92jd83kf0s"}},
+            ),
+            now=timezone.now(),
+        )
+    assert caught.value.field_errors[0]["path"] == "task_context.aws.api_key"
+    assert Event.objects.count() == events
+    assert _tables_holding(AWS_ID) == set() and _tables_holding("f83kd92jd83kf0s") == set()
+
+
+def test_activate_and_recall_redact_and_add_up_on_the_session(settings) -> None:
+    settings.SLOWAVE_SECRETS = "redact"
+    opened = session_activate(
+        data=ActivateIn(task=f"Why does {AWS_ID} get 403?", initial_goal="g", scope=SCOPE),
+        client=ClientInfo(),
+        now=timezone.now(),
+    )
+    assert opened["redacted"] == {"task": {"AWS access key": 1}}
+    for _ in range(2):
+        recalled = retrieval_recall(
+            data=RecallIn(session_id=opened["session_id"], scope=SCOPE, query=f"403 for {GITHUB}"),
+            now=timezone.now(),
+        )
+        assert recalled["redacted"] == {"query": {"GitHub token": 1}}
+    session = Session.objects.get(pk=opened["session_id"])
+    assert session.task == "Why does [REDACTED:AWS access key] get 403?"
+    assert session.redactions == {
+        "activate.task": {"AWS access key": 1},
+        "recall.query": {"GitHub token": 2},
+    }
+    assert _tables_holding(AWS_ID) == set() and _tables_holding(GITHUB) == set()

@@ -97,6 +97,10 @@ class ActivateOut(Out):
     more_available: bool
     accessible_field: FieldLeftOut | NothingLeftOut
     continue_from: str = Field(ABSENT, description="cursor for the next page, when there is one")
+    redacted: dict[str, dict[str, int]] = Field(
+        ABSENT,
+        description="SLOWAVE_SECRETS=redact: credentials replaced, per field (kind → count)",
+    )
 
 
 class EvidenceRefOut(Out):
@@ -131,6 +135,10 @@ class RecallOut(Out):
     relevant_total: int = ABSENT
     catalog_truncated: bool = ABSENT
     warnings: list[WarningOut] = ABSENT
+    redacted: dict[str, dict[str, int]] = Field(
+        ABSENT,
+        description="SLOWAVE_SECRETS=redact: credentials replaced, per field (kind → count)",
+    )
 
 
 class StoredOut(Out):
