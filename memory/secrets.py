@@ -3,10 +3,11 @@
 The detectors are plugins of Yelp's detect-secrets, used in-process through their compiled
 patterns; this module chooses which plugins run, turns their matches into character spans, and
 either refuses the text (`reject`, the default) or replaces each span with `[REDACTED:<kind>]`
-(`redact`). The write services (remember, commit, transcript and export import) call it once,
-before anything is written; where the redactions are recorded is theirs to decide.
+(`redact`). The services that store text (activate, recall, remember, commit, transcript and
+export import) call it once, before anything is written; where the redactions are recorded is
+theirs to decide.
 
-Left out on purpose: the high-entropy-string plugins, which flag ordinary words, hashes and ids
+Left out on purpose: the high-entropy-string plugins, which flag commit SHAs, hashes and ids
 in agent memory (see the README), the public-IP plugin (an address is not a credential), and the
 plugins whose patterns are a bare keyword near any long string (Artifactory passwords, Cloudant,
 IBM, SoftLayer). Nothing here verifies a secret over the network, as detect-secrets can.
@@ -79,7 +80,12 @@ _NEEDLES: dict[type[RegexBasedDetector], str] = {MailchimpDetector: "-us"}
 ASSIGNMENT = "secret assignment"
 # Every name in the keyword plugin's list (api_key, passwd, secret, contraseña…) holds one.
 _KEYWORD_HINTS = ("key", "pass", "pwd", "secret", "contrase")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*$")
 _LITERALS = {"none", "null", "nil", "true", "false", "undefined"}
+# Values that stand in for a secret in examples and docs: the secret's own name
+# (`password="password"`, `user:password@host`), "your…", "…here", or one character repeated.
+_STAND_INS = {"password", "passwd", "pass", "pwd", "secret", "apikey", "key", "token", "changeme"}
+_STAND_IN = re.compile(r"^your\W?|(^|[\W_])(here|example|placeholder)$|^(.)\3+$", re.I)
 # A token the match ends inside of: the JWT pattern stops lazily before the signature.
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-.+/=]*")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|---- END SSH2 [A-Z ]*----")
@@ -137,22 +143,28 @@ def _spans(detector: _Detector, text: str) -> Iterator[tuple[int, int]]:
         elif detector.whole or not match.re.groups:
             yield match.start(), _TOKEN_TAIL.match(text, match.end()).end()  # type: ignore[union-attr]
         else:
-            yield from (match.span(g) for g in range(1, match.re.groups + 1) if match.group(g))
+            for group in range(1, match.re.groups + 1):
+                if match.group(group) and not _stand_in(match.group(group)):
+                    yield match.span(group)
 
 
 def _assignment_span(match: re.Match[str], group: int) -> Iterator[tuple[int, int]]:
     """The value of a secret-named assignment, unless detect-secrets' own heuristics call it a
     reference rather than a secret (`${VAR}`, `get_password()`, `<placeholder>`, no letters),
-    or the value is a language literal (`password = None`)."""
+    or the value is a language literal (`password = None`) or a stand-in (`"your-key-here"`)."""
     start, end = match.span(group)
     value = match.group(group)
     if not match.group(group - 1):  # the group before the value is its opening quote
         # Unquoted, the plugin's value runs to the end of the line; a .env value ends at a space.
         value = value.split(None, 1)[0] if value.strip() else ""
         end = start + len(value)
+        name = value.rstrip(",;)")  # in code, what follows the value
+        if _IDENTIFIER.match(name) and _STAND_INS & set(re.split(r"[_.]", name.lower())):
+            return  # a variable named for a secret (`account_key=storage_account_key`)
     if (
         not value
         or value.lower() in _LITERALS
+        or _stand_in(value)
         or heuristic.is_templated_secret(value)
         or heuristic.is_prefixed_with_dollar_sign(value)
         or heuristic.is_not_alphanumeric_string(value)
@@ -161,6 +173,10 @@ def _assignment_span(match: re.Match[str], group: int) -> Iterator[tuple[int, in
     ):
         return
     yield start, end
+
+
+def _stand_in(value: str) -> bool:
+    return re.sub(r"[\W_]", "", value.lower()) in _STAND_INS or bool(_STAND_IN.search(value))
 
 
 def _key_block(text: str, start: int) -> tuple[int, int]:

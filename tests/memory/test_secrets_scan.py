@@ -125,3 +125,29 @@ def test_redact_walks_models_and_json_members_by_name() -> None:
         "procedure.steps[0].summary": {"secret assignment": 1},
         "procedure.context.password": {"secret assignment": 1},
     }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'db = connect(host="localhost", user="root", password="password")',
+        "DATABASE_URL=postgresql://user:password@localhost/app",
+        'API_KEY="your-api-key-here"',
+        "SECRET_KEY=changeme",
+        'client_secret = "xxxxxxxxxxxx"',
+    ],
+)
+def test_it_leaves_stand_ins_for_a_secret_alone(text: str) -> None:
+    assert secrets_scan(text) == []
+
+
+def test_a_real_value_beside_a_stand_in_is_still_found() -> None:
+    assert _found("postgres://admin:hunter2-prod@db/app and password=password") == [
+        ("password in URL", "hunter2-prod")
+    ]
+
+
+def test_a_variable_named_for_a_secret_is_no_value_but_a_word_holding_one_is() -> None:
+    assert secrets_scan("svc = Blob(account_key=storage_account_key, name=n)") == []
+    assert secrets_scan("key = settings.SECRET_KEY") == []
+    assert _found("PASSWORD=mypassword123") == [("secret assignment", "mypassword123")]
