@@ -12,10 +12,11 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.errors import InvalidInput
-from memory.models import Event, Memory, Procedure, Session
-from memory.schemas import ActivateIn, CommitIn, RecallIn, RememberIn
+from memory.models import Event, FeedbackEvent, Memory, Procedure, Session
+from memory.schemas import ActivateIn, CommitIn, FeedbackIn, RecallIn, RememberIn
 from memory.services.activate import session_activate
 from memory.services.commit import session_commit
+from memory.services.feedback import feedback_submit
 from memory.services.recall import retrieval_recall
 from memory.services.remember import memory_remember
 from memory.services.sessions import ClientInfo
@@ -233,3 +234,23 @@ def test_activate_and_recall_redact_and_add_up_on_the_session(settings) -> None:
         "recall.query": {"GitHub token": 2},
     }
     assert _tables_holding(AWS_ID) == set() and _tables_holding(GITHUB) == set()
+
+
+def test_feedback_notes_are_refused_or_redacted_onto_the_session(settings) -> None:
+    session_id = _session()
+    retrieval_id = retrieval_recall(
+        data=RecallIn(session_id=session_id, scope=SCOPE, query="build box"), now=timezone.now()
+    )["retrieval_id"]
+    note = {"retrieval_id": retrieval_id, "retrieval_quality": f"fine, but {GITHUB} leaked"}
+    settings.SLOWAVE_SECRETS = "reject"
+    accepted = FeedbackEvent.objects.count()
+    with pytest.raises(InvalidInput) as caught:
+        feedback_submit(data=FeedbackIn.model_validate({"items": [note]}), now=timezone.now())
+    assert caught.value.field_errors[0]["path"] == "items[0].retrieval_quality"
+    assert FeedbackEvent.objects.count() == accepted
+    settings.SLOWAVE_SECRETS = "redact"
+    feedback_submit(data=FeedbackIn.model_validate({"items": [note]}), now=timezone.now())
+    assert Session.objects.get(pk=session_id).redactions == {
+        "feedback.items[0].retrieval_quality": {"GitHub token": 1}
+    }
+    assert _tables_holding(GITHUB) == set()
