@@ -261,11 +261,14 @@ class SecretGuard:
         if isinstance(value, str):
             return self.clean(value, path)
         if isinstance(value, BaseModel):
+            fields = {name: getattr(value, name) for name in type(value).model_fields}
             update = {
-                name: self.clean_value(getattr(value, name), _join(path, name))
-                for name in type(value).model_fields
+                name: cleaned
+                for name, held in fields.items()
+                if (cleaned := self.clean_value(held, _join(path, name))) != held
             }
-            return value.model_copy(update=update)
+            # Unvalidated on purpose: a redaction may lengthen a field past its input limit.
+            return value.model_copy(update=update) if update else value
         if isinstance(value, list):
             return [self.clean_value(item, f"{path}[{i}]") for i, item in enumerate(value)]
         if isinstance(value, dict):
