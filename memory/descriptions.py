@@ -67,6 +67,10 @@ REMEMBER = (
     f"longer than {REMEMBER_PASSAGES} sentences the call embeds the first {REMEMBER_PASSAGES} "
     f"one by one and background consolidation the rest (up to {MAX_PASSAGES}), so a long "
     "memory costs the call no more than a short one.\n"
+    "Never put credentials in a memory: content holding one (a private key, a cloud or Git "
+    "host token, a JWT, a password in a URL, API_KEY=… ) is refused with invalid_input "
+    "naming the field and the kind, unless the server redacts them (then data.redacted "
+    "counts what was replaced).\n"
     "Next: carry on with the task; remembered items are available to later activations.\n"
     + _ERRORS_COMMON
     + " 'unknown session_id' or 'session is already ended' - call slowave_activate to open "
@@ -127,6 +131,8 @@ COMMIT = (
     "Returns {session_id, committed, operation: closed|updated, outcome, feedback_status, "
     "verification_status, episodes_formed}. Committing a session that was already closed "
     "(e.g. idle-reaped) updates its outcome: operation 'updated', already_ended true.\n"
+    "Text holding a credential (summary, steps, verification…) is refused like a remember "
+    "of one (invalid_input naming the field), or redacted when the server is set to.\n"
     "Next: nothing; call slowave_activate for the next task.\n"
     + _ERRORS_COMMON
     + " incomplete_feedback (retryable) - feedback is missing for items shown: send the "

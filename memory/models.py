@@ -61,6 +61,9 @@ class Session(models.Model):
         max_length=10, choices=EpisodesState.choices, default=EpisodesState.PENDING
     )
     import_key = models.CharField(max_length=200, null=True, blank=True)
+    # Under SLOWAVE_SECRETS=redact: field path → {kind: count} of the credentials replaced in
+    # what this session's commit or import stored (memory.secrets); never the values.
+    redactions = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [
@@ -185,6 +188,9 @@ class Memory(models.Model):
     passages_complete = models.BooleanField(default=True)
     provenance = models.JSONField(default=dict, blank=True)
     flags = models.JSONField(default=dict, blank=True)
+    # Under SLOWAVE_SECRETS=redact: field path → {kind: count} of the credentials replaced in
+    # the content as remembered (memory.secrets); never the values.
+    redactions = models.JSONField(default=dict, blank=True)
 
     class Meta:
         verbose_name_plural = "memories"

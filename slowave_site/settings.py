@@ -213,6 +213,8 @@ SLOWAVE_BACKUP_DIR = env_path("SLOWAVE_BACKUP_DIR", SLOWAVE_HOME / "backups")
 SLOWAVE_BACKUP_KEEP = env_int("SLOWAVE_BACKUP_KEEP", 7, minimum=1)
 # The largest file `slowave import` and `POST /api/import` (its `content`) accept, in bytes.
 SLOWAVE_IMPORT_MAX_BYTES = env_int("SLOWAVE_IMPORT_MAX_BYTES", 64 * 1024 * 1024, minimum=1)
+# Text holding a credential (memory/secrets.py): refused, or stored with the secret replaced.
+SLOWAVE_SECRETS = env_choice("SLOWAVE_SECRETS", "reject", ("reject", "redact"))
 
 # Celery (spec §8.5): the filesystem transport keeps the default install free of Redis.
 SLOWAVE_BROKER_URL = env_str("SLOWAVE_BROKER_URL", "")

@@ -86,3 +86,11 @@ class ScopeFilter(admin.SimpleListFilter):
 def excerpt(text: str, limit: int = 90) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def redaction_rows(redactions: dict[str, dict[str, int]]) -> list[tuple[str, str]]:
+    """(field path, "AWS access key ×1, …"): what SLOWAVE_SECRETS=redact replaced, for display."""
+    return [
+        (path, ", ".join(f"{kind} ×{count}" for kind, count in sorted(kinds.items())))
+        for path, kinds in sorted((redactions or {}).items())
+    ]

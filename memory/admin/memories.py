@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from memory.admin.base import ReadOnlyAdmin, ScopeFilter, admin_link, excerpt
+from memory.admin.base import ReadOnlyAdmin, ScopeFilter, admin_link, excerpt, redaction_rows
 from memory.admin.controls import ControlMixin
 from memory.ids import memory_pk, memory_ref
 from memory.models import Memory, Procedure
@@ -92,6 +92,7 @@ class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
                     "embedded_at",
                     "provenance",
                     "flags",
+                    "redactions",
                     "normalized_hash",
                 ),
             },
@@ -143,6 +144,7 @@ class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
             extra["chain"] = memory_evidence(memory=memory)
             extra["can_control"] = self.has_control_permission(request)
             extra["status_badge"] = status_badge(memory.status)
+            extra["redactions"] = redaction_rows(memory.redactions)
         return super().change_view(request, object_id, form_url, extra)
 
     def _each(
@@ -215,4 +217,8 @@ class ProcedureAdmin(ControlMixin, ReadOnlyAdmin):
             extra["can_control"] = self.has_control_permission(request)
             extra["session_link"] = admin_link(proc.session)
             extra["detail"] = session_detail(session=proc.session)
+            # A procedure arrives in its session's commit, which records what was redacted.
+            extra["redactions"] = redaction_rows(
+                {p: k for p, k in proc.session.redactions.items() if p.startswith("procedure.")}
+            )
         return super().change_view(request, object_id, form_url, extra)

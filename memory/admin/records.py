@@ -8,7 +8,14 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
-from memory.admin.base import ReadOnlyAdmin, ScopeFilter, admin_link, excerpt, target_link
+from memory.admin.base import (
+    ReadOnlyAdmin,
+    ScopeFilter,
+    admin_link,
+    excerpt,
+    redaction_rows,
+    target_link,
+)
 from memory.models import (
     Association,
     Continuity,
@@ -81,7 +88,7 @@ class SessionAdmin(DetailAdmin):
         return excerpt(obj.task, 70)
 
     def detail(self, obj: Session) -> Mapping[str, Any]:
-        return session_detail(session=obj)
+        return {**session_detail(session=obj), "redactions": redaction_rows(obj.redactions)}
 
 
 @admin.register(Retrieval)

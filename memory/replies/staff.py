@@ -38,6 +38,15 @@ class TranscriptImportOut(TypedDict):
     would_create: NotRequired[
         Annotated[list[str], Field(description="dry runs only: the sessions to create")]
     ]
+    redacted: NotRequired[
+        Annotated[
+            dict[str, dict[str, dict[str, int]]],
+            Field(
+                description="SLOWAVE_SECRETS=redact: per session key, credentials replaced per "
+                "field (`line N.content` → kind → count)"
+            ),
+        ]
+    ]
 
 
 @closed
@@ -56,6 +65,15 @@ class ExportImportOut(TypedDict):
     ]
     memory_ids: NotRequired[
         Annotated[dict[str, str], Field(description="with remap: old sch_N → new sch_N")]
+    ]
+    redacted: NotRequired[
+        Annotated[
+            dict[str, dict[str, int]],
+            Field(
+                description="SLOWAVE_SECRETS=redact: credentials replaced per row field "
+                "(`sch_12.content` → kind → count)"
+            ),
+        ]
     ]
 
 

@@ -138,6 +138,14 @@ class ActivateOut(TypedDict):
     more_available: bool
     accessible_field: AccessibleField
     continue_from: NotRequired[Cursor]
+    redacted: NotRequired[
+        Annotated[
+            dict[str, dict[str, int]],
+            Field(
+                description="SLOWAVE_SECRETS=redact: credentials replaced, per field (kind → count)"
+            ),
+        ]
+    ]
 
 
 @closed
@@ -175,6 +183,14 @@ class RecallOut(TypedDict):
     relevant_total: NotRequired[int]
     catalog_truncated: NotRequired[bool]
     warnings: NotRequired[list[WarningOut]]
+    redacted: NotRequired[
+        Annotated[
+            dict[str, dict[str, int]],
+            Field(
+                description="SLOWAVE_SECRETS=redact: credentials replaced, per field (kind → count)"
+            ),
+        ]
+    ]
 
 
 @closed
@@ -185,6 +201,15 @@ class StoredOut(TypedDict):
     type: MemoryTypeOut
     scope: str
     source_event_id: str
+    redacted: NotRequired[
+        Annotated[
+            dict[str, int],
+            Field(
+                description="SLOWAVE_SECRETS=redact: credentials replaced in the content "
+                "(kind → count)"
+            ),
+        ]
+    ]
 
 
 @closed
@@ -281,4 +306,12 @@ class CommitOut(TypedDict):
     session_note: NotRequired[str]
     already_ended: NotRequired[
         Annotated[Literal[True], Field(description="the session had ended (e.g. reaped)")]
+    ]
+    redacted: NotRequired[
+        Annotated[
+            dict[str, dict[str, int]],
+            Field(
+                description="SLOWAVE_SECRETS=redact: credentials replaced, per field (kind → count)"
+            ),
+        ]
     ]

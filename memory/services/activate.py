@@ -13,6 +13,7 @@ from memory.models import Event, Memory, Session
 from memory.replies.verbs import ActivateOut, WarningOut
 from memory.retrieval.facets import build_cue, flatten_context
 from memory.schemas import ActivateIn
+from memory.secrets import SecretGuard, redactions_merged
 from memory.services.retrieval import retrieval_prepare, retrieval_publish
 from memory.services.sessions import ClientInfo, continuity_resolve, event_append
 
@@ -50,6 +51,8 @@ def _warnings(scope: str, cold: bool, lexical_only: bool) -> list[WarningOut]:
 
 
 def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> ActivateOut:
+    guard = SecretGuard()
+    data = guard.clean_value(data, "")  # the task is stored and shown: no credential in it
     # Rank before the write transaction: the embedding and ranking hold no lock.
     cue = build_cue(
         data.task, data.initial_goal, data.semantic_context, flatten_context(data.task_context)
@@ -78,6 +81,7 @@ def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> 
             client_identity=client.identity,
             started_at=now,
             last_activity_at=now,
+            redactions=redactions_merged({}, guard.redacted, "activate"),
         )
         event_append(
             session=session,
@@ -107,5 +111,6 @@ def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> 
             "relevant_total": retrieval.relevant_total,
             "catalog_truncated": retrieval.catalog_truncated,
             **{k: v for k, v in page.items() if k != "retrieval_id"},
+            **({"redacted": guard.redacted} if guard.redacted else {}),
         }
         return cast(ActivateOut, reply)  # the page is catalog data, untyped

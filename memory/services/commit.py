@@ -12,6 +12,7 @@ from memory.errors import IncompleteFeedback, InvalidInput
 from memory.models import Event, Procedure, Session
 from memory.replies.verbs import CommitOut
 from memory.schemas import CommitIn
+from memory.secrets import SecretGuard, redactions_merged
 from memory.selectors.feedback import feedback_gaps
 from memory.services.closing import procedure_store, session_close
 from memory.services.reaping import session_reap_if_idle
@@ -25,6 +26,8 @@ SESSION_NOTE = (
 
 
 def session_commit(*, data: CommitIn, now: datetime) -> CommitOut:
+    guard = SecretGuard()
+    data = guard.clean_value(data, "")
     session_reap_if_idle(session_id=data.session_id, now=now)
     with transaction.atomic():
         session = Session.objects.select_for_update().filter(pk=data.session_id).first()
@@ -32,9 +35,13 @@ def session_commit(*, data: CommitIn, now: datetime) -> CommitOut:
             raise InvalidInput.for_field_message(
                 "session_id", f"unknown session_id: {data.session_id}"
             )
+        if guard.redacted:  # rolled back with the rest should the commit be refused below
+            Session.objects.filter(pk=session.pk).update(
+                redactions=redactions_merged(session.redactions, guard.redacted)
+            )
         verification = data.verification.model_dump()
         if session.status == Session.Status.ENDED:
-            return _update_ended(session, data, verification, now)
+            return _redacted(_update_ended(session, data, verification, now), guard)
         outstanding = feedback_gaps(session=session)
         if outstanding:
             raise IncompleteFeedback("feedback is incomplete", outstanding=outstanding)
@@ -66,7 +73,13 @@ def session_commit(*, data: CommitIn, now: datetime) -> CommitOut:
             reply["trajectory_lifecycle_filtered"] = filtered
         if events_before >= 3 and not recalled:
             reply["session_note"] = SESSION_NOTE
-        return reply
+        return _redacted(reply, guard)
+
+
+def _redacted(reply: dict[str, Any], guard: SecretGuard) -> dict[str, Any]:
+    if guard.redacted:
+        reply["redacted"] = guard.redacted
+    return reply
 
 
 def _update_ended(

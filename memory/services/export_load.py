@@ -21,11 +21,23 @@ from django.db import IntegrityError, connection, models, transaction
 from memory import embeddings, passages
 from memory.errors import InvalidInput
 from memory.indexing import Indexed, index_embedded, index_lexical, index_prototype, indexed_text
-from memory.models import Cursor, Episode, Event, Exposure, Memory, Procedure, Prototype, Support
+from memory.models import (
+    Cursor,
+    Episode,
+    Event,
+    Exposure,
+    Memory,
+    Procedure,
+    Prototype,
+    Session,
+    Support,
+)
 from memory.replies.staff import ExportImportOut, RemapOut
 from memory.schemas import JSON_MAX_DEPTH, JsonTooDeep, json_loads, json_problem
+from memory.secrets import SecretGuard
 from memory.services.export import CHILDREN, DERIVED, FORMAT, RECORD_MODELS, VERSION
 from memory.services.export_remap import remap_rows
+from memory.text import normalized_hash
 
 _M = TypeVar("_M", bound=models.Model)
 Rows = dict[type[models.Model], list[models.Model]]
@@ -143,6 +155,39 @@ def _collisions(rows: Rows) -> list[str]:
     return taken
 
 
+def _screen(rows: Rows) -> dict[str, dict[str, int]]:
+    """Refuse or redact (SLOWAVE_SECRETS) the credentials in every row's text and JSON before
+    anything is inserted. A redaction is recorded on its memory, or on the session its row
+    belongs to when the export holds that session; the report lists them all."""
+    guard = SecretGuard()
+    sessions = {s.pk: s for s in _of(rows, Session)}
+    for model, items in rows.items():
+        fields = [
+            f
+            for f in model._meta.concrete_fields
+            if isinstance(f, models.TextField | models.JSONField) and f.name != "redactions"
+        ]
+        for row in items:
+            label = f"{PREFIX.get(model.__name__, model.__name__.lower() + ' ')}{row.pk}"
+            for f in fields:
+                value = getattr(row, f.attname)
+                setattr(row, f.attname, guard.clean_value(value, f"{label}.{f.name}"))
+            found = guard.under(label)
+            if not found:
+                continue
+            if isinstance(row, Memory | Session):
+                row.redactions = {**row.redactions, **found}
+                if isinstance(row, Memory):
+                    row.normalized_hash = normalized_hash(row.content)
+            elif getattr(row, "session_id", None) in sessions:
+                owner = sessions[row.session_id]  # type: ignore[attr-defined]
+                owner.redactions = {
+                    **owner.redactions,
+                    **{f"{label}.{p}": k for p, k in found.items()},
+                }
+    return guard.redacted
+
+
 def _reindex(rows: Rows, now: datetime) -> None:
     """FTS and vectors are derived: rebuild them from the imported text."""
     kinds: list[tuple[str, type[Memory] | type[Episode] | type[Procedure]]] = [
@@ -181,11 +226,12 @@ def export_import(
     reference to them rewritten) instead of refusing the import.
     """
     rows = export_parse(lines=lines)
-    report: RemapOut | None = None
+    redacted = _screen(rows)
+    remapped: RemapOut | None = None
     try:
         with transaction.atomic():
             if remap:
-                report = remap_rows(rows)
+                remapped = remap_rows(rows)
             taken = _collisions(rows)
             if taken:
                 hint = (
@@ -208,5 +254,9 @@ def export_import(
             _reindex(rows, now)
     except IntegrityError as exc:
         raise InvalidInput(f"the export conflicts with stored data: {exc}") from None
-    imported = {m.__name__: len(rows[m]) for m in ORDER if rows[m]}
-    return {"imported": imported} if report is None else {"imported": imported, **report}
+    report: ExportImportOut = {"imported": {m.__name__: len(rows[m]) for m in ORDER if rows[m]}}
+    if remapped is not None:
+        report.update(remapped)
+    if redacted:
+        report["redacted"] = redacted
+    return report

@@ -10,9 +10,10 @@ from django.db import transaction
 
 from memory.errors import NotFound
 from memory.ids import new_feedback_id
-from memory.models import Event, Exposure, FeedbackEvent, Retrieval
+from memory.models import Event, Exposure, FeedbackEvent, Retrieval, Session
 from memory.replies.verbs import FeedbackOut, FeedbackRecordOut, OutstandingOut, RejectedOut
 from memory.schemas import FeedbackIn, FeedbackRecord, MemoryFeedback, ProcedureFeedback
+from memory.secrets import SecretGuard, redactions_merged
 from memory.services.feedback_rules import memory_rejection, procedure_rejection
 from memory.services.reinforcement import Applied, reinforce_targets
 from memory.services.sessions import event_append
@@ -30,6 +31,8 @@ COMPARED = (
 
 
 def feedback_submit(*, data: FeedbackIn, now: datetime) -> FeedbackOut:
+    guard = SecretGuard()
+    data = guard.clean_value(data, "")  # reasons and notes are stored with the feedback
     records = data.records()
     with transaction.atomic():
         retrievals = Retrieval.objects.select_related("session").in_bulk(
@@ -42,10 +45,20 @@ def feedback_submit(*, data: FeedbackIn, now: datetime) -> FeedbackOut:
         replies = [
             _record(record, retrievals[record.retrieval_id], shown, now) for record in records
         ]
+        for path, kinds in guard.redacted.items():
+            record = records[int(path[6 : path.index("]")]) if path.startswith("items[") else 0]
+            _note_redacted(retrievals[record.retrieval_id].session_id, {path: kinds})
     return (
         replies[0]
         if data.items is None
         else {"results": [{"ok": True, "data": r} for r in replies]}
+    )
+
+
+def _note_redacted(session_id: str, redacted: dict[str, dict[str, int]]) -> None:
+    held = Session.objects.get(pk=session_id).redactions
+    Session.objects.filter(pk=session_id).update(
+        redactions=redactions_merged(held, redacted, "feedback")
     )
 
 

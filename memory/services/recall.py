@@ -13,6 +13,7 @@ from memory.models import Cursor, Event, Session
 from memory.replies.verbs import RecallOut
 from memory.retrieval.facets import build_cue, flatten_context
 from memory.schemas import CONTEXT_MAX_BYTES, RecallIn
+from memory.secrets import SecretGuard, redactions_merged
 from memory.services.activate import LEXICAL_ONLY
 from memory.services.reaping import session_for_call, session_reap_if_idle
 from memory.services.retrieval import retrieval_page, retrieval_prepare, retrieval_publish
@@ -47,6 +48,8 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> RecallOut:
     if data.continue_from is not None:
         session_reap_if_idle(session_id=data.session_id, now=now)
         return _continue(data=data, now=now)
+    guard = SecretGuard()
+    data = guard.clean_value(data, "")  # the query and context are stored with the retrieval
     # Rank before the write transaction: the query embedding and ranking hold no lock.
     session = session_for_call(session_id=data.session_id, scope=data.scope, now=now)
     context = _merged_context(session.task_context, data.task_context)
@@ -61,6 +64,11 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> RecallOut:
     )
     with transaction.atomic():
         session_claim(session_id=data.session_id, scope=data.scope, now=now)
+        if guard.redacted:
+            held = Session.objects.get(pk=session.pk).redactions
+            Session.objects.filter(pk=session.pk).update(
+                redactions=redactions_merged(held, guard.redacted, "recall")
+            )
         if data.task_context:
             session = Session.objects.get(pk=session.pk)
             session.task_context = _merged_context(session.task_context, data.task_context)
@@ -83,6 +91,8 @@ def retrieval_recall(*, data: RecallIn, now: datetime) -> RecallOut:
         }
         if lexical_only:
             reply["warnings"] = [{"code": "lexical_only", "message": LEXICAL_ONLY}]
+        if guard.redacted:
+            reply["redacted"] = guard.redacted
         return cast(RecallOut, reply)  # the page is catalog data, untyped
 
 

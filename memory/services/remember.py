@@ -23,6 +23,7 @@ from memory.replies.verbs import (
     StoredOut,
 )
 from memory.schemas import RememberIn, RememberItem, parse_timestamp
+from memory.secrets import SecretGuard
 from memory.services.reaping import session_reap_if_idle
 from memory.services.sessions import event_append, event_next_seq, session_check, session_touch
 from memory.text import normalized_hash
@@ -65,9 +66,21 @@ class _Batch:
         return cls(session, event_next_seq(session), active, forgotten)
 
 
+def _screened(data: RememberIn) -> tuple[list[RememberItem], list[dict[str, int]]]:
+    """The items with credentials refused or redacted (SLOWAVE_SECRETS), and per item the kinds
+    redacted from its content."""
+    guard = SecretGuard()
+    items, redacted = [], []
+    for index, item in enumerate(data.items()):
+        path = "content" if data.memories is None else f"memories[{index}].content"
+        items.append(item.model_copy(update={"content": guard.clean(item.content, path)}))
+        redacted.append(guard.redacted.get(path, {}))
+    return items, redacted
+
+
 def memory_remember(*, data: RememberIn, now: datetime) -> RememberOut:
+    items, redacted = _screened(data)
     session_reap_if_idle(session_id=data.session_id, now=now)
-    items = data.items()
     # The leading passages only, so the call's latency does not grow with content; the
     # embeddings backfill pass embeds the rest (memory.passages).
     vectors = passages.encode([item.content for item in items], limit=passages.REMEMBER_PASSAGES)
@@ -83,7 +96,13 @@ def memory_remember(*, data: RememberIn, now: datetime) -> RememberOut:
                         {
                             "index": index,
                             "ok": True,
-                            "data": _store(batch=batch, item=item, embedded=embedded, now=now),
+                            "data": _store(
+                                batch=batch,
+                                item=item,
+                                embedded=embedded,
+                                now=now,
+                                redacted=redacted[index],
+                            ),
                         }
                     )
             except SlowaveError:
@@ -117,7 +136,12 @@ def memory_remember(*, data: RememberIn, now: datetime) -> RememberOut:
 
 
 def _store(
-    *, batch: _Batch, item: RememberItem, embedded: passages.Embedded | None, now: datetime
+    *,
+    batch: _Batch,
+    item: RememberItem,
+    embedded: passages.Embedded | None,
+    now: datetime,
+    redacted: dict[str, int],
 ) -> StoredOut:
     """One item, inside its own savepoint; `batch` changes only once the item is stored."""
     session = batch.session
@@ -155,13 +179,14 @@ def _store(
             occurred_at=occurred_at,
             now=now,
             forgotten_before=digest in batch.forgotten,
+            redacted=redacted,
         )
         batch.active[digest] = memory.pk
         if embedded is not None:
             batch.created.append((memory, embedded.vector, event))
         disposition = "created"
     batch.next_seq += 1
-    return {
+    reply: StoredOut = {
         "stored": True,
         "memory_id": memory_ref(memory.pk),
         "disposition": disposition,
@@ -169,6 +194,9 @@ def _store(
         "scope": memory.scope,
         "source_event_id": f"evt_{event.pk}",
     }
+    if redacted:
+        reply["redacted"] = redacted
+    return reply
 
 
 def _create(
@@ -181,6 +209,7 @@ def _create(
     occurred_at,
     now,
     forgotten_before: bool,
+    redacted: dict[str, int],
 ) -> Memory:
     flags = {"reremembered_forgotten": True} if forgotten_before else {}
     memory = Memory.objects.create(
@@ -203,6 +232,7 @@ def _create(
             "integration": session.client_name,
             "integration_version": session.client_version,
         },
+        redactions={"content": redacted} if redacted else {},
     )
     Support.objects.create(
         memory=memory,

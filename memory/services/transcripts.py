@@ -31,6 +31,7 @@ from memory.schemas import (
     parse_timestamp,
     validation_error,
 )
+from memory.secrets import SecretGuard, secrets_policy
 from memory.services.episodes import episodes_form
 from memory.services.scheduling import enqueue_consolidation
 
@@ -73,15 +74,18 @@ class TranscriptLine(Strict):
 
 @dataclass
 class TranscriptPlan:
-    """Validated lines grouped by session_key, in first-appearance order."""
+    """Validated lines grouped by session_key, in first-appearance order; `redacted` holds,
+    per session_key, what SLOWAVE_SECRETS=redact replaced ("line N.content" → {kind: count})."""
 
     groups: dict[str, list[TranscriptLine]] = field(default_factory=dict)
     lines: int = 0
+    redacted: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
 
 def transcript_parse(*, lines: Iterable[str]) -> TranscriptPlan:
     """Validate every line; the first bad one raises `line N: path: message`."""
     plan = TranscriptPlan()
+    policy = secrets_policy()
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -112,12 +116,18 @@ def transcript_parse(*, lines: Iterable[str]) -> TranscriptPlan:
             ) from None
         except InvalidInput as exc:
             raise InvalidInput(f"line {number}: {exc.message}") from None
+        guard = SecretGuard(policy)
+        line = guard.clean_value(line, f"line {number}")
+        if guard.redacted:
+            plan.redacted.setdefault(line.session_key, {}).update(guard.redacted)
         plan.groups.setdefault(line.session_key, []).append(line)
         plan.lines += 1
     return plan
 
 
-def _session_for(scope: str, key: str, lines: list[TranscriptLine], now: datetime) -> Session:
+def _session_for(
+    scope: str, key: str, lines: list[TranscriptLine], now: datetime, redacted: dict[str, Any]
+) -> Session:
     times = [parse_timestamp(t.occurred_at, "occurred_at") for t in lines if t.occurred_at]
     started = min(times) if times else now
     session = Session.objects.create(
@@ -140,6 +150,7 @@ def _session_for(scope: str, key: str, lines: list[TranscriptLine], now: datetim
         },
         import_key=key,
         client_name="slowave-import",
+        redactions=redacted,
     )
     Event.objects.bulk_create(
         [
@@ -204,6 +215,8 @@ def transcripts_write(
         "events": sum(len(plan.groups[k]) for k in fresh),
         "episodes": 0,
     }
+    if plan.redacted:
+        report["redacted"] = plan.redacted
     if dry_run:
         report["would_create"] = fresh
         return report
@@ -211,7 +224,7 @@ def transcripts_write(
         return report
     with transaction.atomic():
         for key in fresh:
-            session = _session_for(scope, key, plan.groups[key], now)
+            session = _session_for(scope, key, plan.groups[key], now, plan.redacted.get(key, {}))
             report["episodes"] += episodes_form(session_id=session.pk, now=now)
             report["sessions_created"].append({"session_key": key, "session_id": session.pk})
             if progress:
