@@ -76,7 +76,7 @@ def session_commit(*, data: CommitIn, now: datetime) -> CommitOut:
         return _redacted(reply, guard)
 
 
-def _redacted(reply: dict[str, Any], guard: SecretGuard) -> dict[str, Any]:
+def _redacted(reply: CommitOut, guard: SecretGuard) -> CommitOut:
     if guard.redacted:
         reply["redacted"] = guard.redacted
     return reply
