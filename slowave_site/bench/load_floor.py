@@ -11,6 +11,7 @@ Does not live here: the phases and the share (load), the agents (load_agent).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -19,12 +20,12 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
+import django
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from mcp_bridge.tools import TOOLS
 from slowave_site.bench.load_server import (
     REPO_ROOT,
     START_TIMEOUT_SECONDS,
@@ -58,15 +59,24 @@ def _data(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return _DATA.get(name, {})
 
 
-def _tools() -> list[types.Tool]:
-    return [
+_TOOLS: list[types.Tool] = []
+
+
+def _load_tools() -> None:
+    """Slowave's tool list, read once per server process before it serves."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
+    # The verb registry holds the services themselves, whose models need Django's app registry.
+    django.setup()
+    from mcp_bridge.tools import TOOLS
+
+    _TOOLS[:] = [
         types.Tool(name=t.name, description=t.description, input_schema=t.input_schema())
         for t in TOOLS.values()
     ]
 
 
 async def _list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=_tools())
+    return types.ListToolsResult(tools=_TOOLS)
 
 
 async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -86,6 +96,7 @@ class FloorApp:
 
     @asynccontextmanager
     async def _lifespan(self) -> AsyncIterator[None]:
+        _load_tools()
         server: Server[Any] = Server(
             "slowave-floor", on_list_tools=_list_tools, on_call_tool=_call_tool
         )
