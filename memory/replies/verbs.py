@@ -20,6 +20,13 @@ OriginScope = Annotated[str, Field(description="only when it differs from the re
 Cursor = Annotated[str, Field(description="cursor for the next page, when there is one")]
 
 
+# SLOWAVE_SECRETS=redact: what was replaced before storing, per field.
+RedactedPerField = Annotated[
+    dict[str, dict[str, int]],
+    Field(description="SLOWAVE_SECRETS=redact: credentials replaced, per field (kind → count)"),
+]
+
+
 @closed
 class WarningOut(TypedDict):
     code: Literal["cold_start", "scope_fragmentation", "lexical_only"]
@@ -138,14 +145,7 @@ class ActivateOut(TypedDict):
     more_available: bool
     accessible_field: AccessibleField
     continue_from: NotRequired[Cursor]
-    redacted: NotRequired[
-        Annotated[
-            dict[str, dict[str, int]],
-            Field(
-                description="SLOWAVE_SECRETS=redact: credentials replaced, per field (kind → count)"
-            ),
-        ]
-    ]
+    redacted: NotRequired[RedactedPerField]
 
 
 @closed
@@ -183,14 +183,7 @@ class RecallOut(TypedDict):
     relevant_total: NotRequired[int]
     catalog_truncated: NotRequired[bool]
     warnings: NotRequired[list[WarningOut]]
-    redacted: NotRequired[
-        Annotated[
-            dict[str, dict[str, int]],
-            Field(
-                description="SLOWAVE_SECRETS=redact: credentials replaced, per field (kind → count)"
-            ),
-        ]
-    ]
+    redacted: NotRequired[RedactedPerField]
 
 
 @closed
@@ -307,11 +300,4 @@ class CommitOut(TypedDict):
     already_ended: NotRequired[
         Annotated[Literal[True], Field(description="the session had ended (e.g. reaped)")]
     ]
-    redacted: NotRequired[
-        Annotated[
-            dict[str, dict[str, int]],
-            Field(
-                description="SLOWAVE_SECRETS=redact: credentials replaced, per field (kind → count)"
-            ),
-        ]
-    ]
+    redacted: NotRequired[RedactedPerField]
