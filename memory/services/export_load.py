@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
+from django.core.exceptions import ValidationError
 from django.core.management.color import no_style
 from django.db import IntegrityError, connection, models, transaction
 
@@ -74,8 +75,19 @@ def decode_row(model: type[models.Model], data: dict[str, Any]) -> models.Model:
             value = datetime.fromisoformat(value)
         elif value is not None and isinstance(f, models.BinaryField):
             value = base64.b64decode(value)
+        elif value is not None and _integer(f):
+            value = _stored(f).to_python(value)  # another type is refused here, not in SQL
         values[f.attname] = value
     return model(**values)
+
+
+def _stored(f: Any) -> Any:
+    """The field whose column holds the value: a foreign key's target field, or `f` itself."""
+    return f.target_field if f.is_relation else f
+
+
+def _integer(f: Any) -> bool:
+    return bool(_stored(f).get_internal_type().endswith(("IntegerField", "AutoField")))
 
 
 def _header(number: int, data: Any) -> None:
@@ -106,6 +118,10 @@ def _rows(number: int, data: dict[str, Any]) -> list[models.Model]:
             if record == "retrieval"
             else []
         )
+    except ValidationError as exc:
+        raise InvalidInput(
+            f"line {number}: malformed {record} record ({exc.messages[0]})"
+        ) from None
     except (TypeError, ValueError, AttributeError) as exc:
         raise InvalidInput(f"line {number}: malformed {record} record ({exc})") from None
     return rows

@@ -155,6 +155,27 @@ def test_a_file_that_is_not_an_export_is_refused_by_line(lines, message):
     assert Memory.objects.count() == before
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("id", "\u0301\u0301"), ("id", "seven"), ("superseded_by_id", "x")],
+)
+def test_an_id_that_is_not_a_whole_number_is_refused_by_line(field, value):
+    scope = fresh_scope()
+    before = transaction.savepoint()
+    _seed(scope)
+    lines = _export(scope)
+    transaction.savepoint_rollback(before)
+    at = next(i for i, line in enumerate(lines) if json.loads(line)["record"] == "memory")
+    row = json.loads(lines[at])
+    row[field] = value
+    lines[at] = json.dumps(row)
+
+    with pytest.raises(InvalidInput, match=f"line {at + 1}: malformed memory record"):
+        export_import(lines=lines, now=timezone.now())
+
+    assert not Memory.objects.filter(scope=scope).exists()
+
+
 def test_export_scopes_checks_the_names_it_is_given(scope, session):
     other = fresh_scope()
     remember(scope, session["session_id"], FACTS[0])
