@@ -23,6 +23,8 @@ BATCH_SIZE = 64
 # model, so a short call waiting meanwhile goes next, and the activations of one batch of
 # 256-token texts stay a few tens of MB.
 YIELD_BATCH = 8
+# English text runs about 4 characters to a MiniLM token: enough to size a batch before tokenizing.
+CHARS_PER_TOKEN = 4
 
 
 class Embedder(Protocol):
@@ -166,3 +168,19 @@ def longest_first(texts: list[str], size: int) -> list[list[int]]:
     itself: texts of like length pad alike."""
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     return [order[start : start + size] for start in range(0, len(order), size)]
+
+
+def token_batches(texts: list[str], *, budget: int, most: int, longest: int) -> list[list[int]]:
+    """Batches of text positions, longest text first, each of at most `most` texts and about
+    `budget` tokens once padded (its rows times its first text's estimated length, read to
+    `longest` tokens at most). ONNX Runtime runs MiniLM fastest in batches of ~1,000 tokens:
+    64 texts of 256 tokens at once took 2.2x as long as 8 at a time and peaked at 2.5 GB
+    instead of 0.9 GB; 256 short turns ran fastest 16-32 at a time."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    batches, start = [], 0
+    while start < len(order):
+        width = min(longest, len(texts[order[start]]) // CHARS_PER_TOKEN + 2)
+        size = max(1, min(most, budget // width))
+        batches.append(order[start : start + size])
+        start += size
+    return batches

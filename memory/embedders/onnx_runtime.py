@@ -21,7 +21,7 @@ from memory.embedders.base import (
     EmbedderUnavailable,
     LoadedOnce,
     _normalise,
-    longest_first,
+    token_batches,
 )
 from memory.embedders.export_files import (
     FP32_FILE,
@@ -34,6 +34,8 @@ from memory.embedders.export_files import (
 # vectors, kept benchmark stores and logged retrievals stay comparable. int8 weights move a
 # vector by up to a few hundredths: a different embedder, named so.
 BASE_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+# Padded tokens per batch (memory.embedders.base.token_batches says what it measured).
+BATCH_TOKENS = 1024
 INT8_NAME = f"{BASE_NAME}+onnx-int8"
 # Past 4 threads a batch of this small model gains little, and the cores are shared with the
 # other Slowave processes (web, worker, each agent's mcp_serve).
@@ -53,6 +55,7 @@ class _Runtime:
     """A loaded tokenizer and inference session: pooled, unnormalised vectors for one batch."""
 
     def __init__(self, directory: Path, *, quantized: bool, threads: int, max_length: int):
+        self.max_length = max_length
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -145,7 +148,10 @@ class OnnxEmbedder(LoadedOnce[_Runtime]):
         # Longest first, as sentence-transformers orders a batch: the vectors are the same
         # ones in the same order.
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        batches = token_batches(
+            texts, budget=BATCH_TOKENS, most=BATCH_SIZE, longest=runtime.max_length
+        )
         with self._turns.turn(yielding=False):
-            for rows in longest_first(texts, BATCH_SIZE):
+            for rows in batches:
                 out[rows] = runtime.run([texts[i] for i in rows])
         return _normalise(out)

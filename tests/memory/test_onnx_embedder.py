@@ -74,3 +74,17 @@ def test_more_texts_than_a_batch_come_back_in_order(onnx) -> None:
     for row in (0, BATCH_SIZE, len(texts) - 1):
         assert float(np.abs(onnx.encode([texts[row]])[0] - together[row]).max()) < 1e-5
     assert onnx.encode([]).shape == (0, 384)
+
+
+def test_batches_hold_about_a_thousand_padded_tokens_longest_first():
+    from memory.embedders.base import token_batches
+
+    texts = ["short turn"] * 100 + ["x" * 8000] * 10 + ["y" * 400] * 5
+    batches = token_batches(texts, budget=1024, most=64, longest=256)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(texts)))
+    lengths = [len(texts[batch[0]]) for batch in batches]
+    assert lengths == sorted(lengths, reverse=True)  # the longest texts go first
+    # A batch is sized by its first (longest) text: 256 tokens, four at a time...
+    assert [len(b) for b in batches[:3]] == [4, 4, 4]
+    assert len(batches[3]) == 10  # ...102 tokens, ten
+    assert max(len(b) for b in batches) == 64  # short texts: capped by `most`
