@@ -9,7 +9,7 @@ each error code. Every reply is an envelope: {"ok": true, "data": {...}} or
 
 from __future__ import annotations
 
-from memory.passages import MAX_PASSAGES, REMEMBER_PASSAGES
+from memory.passages import MAX_PASSAGES, REMEMBER_CALL_PASSAGES, REMEMBER_PASSAGES
 
 
 def _budget(items: str) -> str:
@@ -65,8 +65,9 @@ REMEMBER = (
     "(storage_error affects only that item: retry just that item).\n"
     "A stored memory is searchable at once by its whole text and its words; of a memory "
     f"longer than {REMEMBER_PASSAGES} sentences the call embeds the first {REMEMBER_PASSAGES} "
-    f"one by one and background consolidation the rest (up to {MAX_PASSAGES}), so a long "
-    "memory costs the call no more than a short one.\n"
+    f"one by one ({REMEMBER_CALL_PASSAGES} in all for a batch) and background consolidation "
+    f"the rest (up to {MAX_PASSAGES} each), so a long memory costs the call no more than a "
+    "short one.\n"
     "Never put credentials in a memory: content holding one (a private key, a cloud or Git "
     "host token, a JWT, a password in a URL, API_KEY=… ) is refused with invalid_input "
     "naming the field and the kind, unless the server redacts them (then data.redacted "

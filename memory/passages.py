@@ -28,6 +28,10 @@ KEY_SPAN = 64
 MAX_PASSAGES = 32
 # Passages a remember call embeds itself; the backfill pass embeds any beyond (see above).
 REMEMBER_PASSAGES = 3
+# ...and at most this many over all its memories: a 512-turn batch of short chat turns encoded
+# 1,826 texts (each turn of 2-3 sentences is 3-4 texts), 78 % of the call's time; with the cap,
+# 576, and the backfill embeds the rest as it does for long memories.
+REMEMBER_CALL_PASSAGES = 64
 # A one-word sentence joins its neighbour: alone it matches too much ("Thanks!", "Yes.").
 MIN_WORDS = 2
 LABEL_RE = re.compile(r"^([A-Za-z][\w'.-]*(?: [\w'.-]+){0,2}):\s+")
@@ -71,11 +75,14 @@ def _short(text: str) -> bool:
     return len(text.split()) < MIN_WORDS
 
 
-def encode(contents: list[str], *, limit: int | None = None) -> list[Embedded] | None:
+def encode(
+    contents: list[str], *, limit: int | None = None, total: int | None = None
+) -> list[Embedded] | None:
     """Whole-text and passage vectors for every content in one encoder call (`limit`: at most
-    that many leading passages each); None when the model is unavailable (the rows stay
-    lexical-only until the backfill pass)."""
-    return _encode(contents, None, limit=limit)
+    that many leading passages each, `total`: at most that many in all, the earlier contents
+    first); None when the model is unavailable (the rows stay lexical-only until the backfill
+    pass)."""
+    return _encode(contents, None, limit=limit, total=total)
 
 
 def encode_whole(texts: list[str]) -> list[Embedded] | None:
@@ -120,10 +127,20 @@ def encode_rest(contents: list[str], done: list[int]) -> list[np.ndarray] | None
 
 
 def _encode(
-    contents: list[str], known: list[np.ndarray] | None, *, limit: int | None = None
+    contents: list[str],
+    known: list[np.ndarray] | None,
+    *,
+    limit: int | None = None,
+    total: int | None = None,
 ) -> list[Embedded] | None:
     groups = [split(content) for content in contents]
     kept = groups if limit is None else [group[:limit] for group in groups]
+    if total is not None:
+        room, capped = total, []
+        for group in kept:
+            capped.append(group[:room])
+            room -= len(capped[-1])
+        kept = capped
     flat = [p for group in kept for p in group]
     vectors = embeddings.encode(flat if known is not None else [*contents, *flat])
     if vectors is None:

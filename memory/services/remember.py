@@ -83,7 +83,11 @@ def memory_remember(*, data: RememberIn, now: datetime) -> RememberOut:
     session_reap_if_idle(session_id=data.session_id, now=now)
     # The leading passages only, so the call's latency does not grow with content; the
     # embeddings backfill pass embeds the rest (memory.passages).
-    vectors = passages.encode([item.content for item in items], limit=passages.REMEMBER_PASSAGES)
+    vectors = passages.encode(
+        [item.content for item in items],
+        limit=passages.REMEMBER_PASSAGES,
+        total=passages.REMEMBER_CALL_PASSAGES,
+    )
     with transaction.atomic():
         session = session_check(session_id=data.session_id, scope=data.scope)
         results: list[StoredItemOut | FailedItemOut] = []

@@ -108,3 +108,18 @@ def test_the_embed_missing_pass_completes_them_and_a_second_run_finds_nothing():
 def test_the_tool_description_states_the_bound():
     assert f"the first {passages.REMEMBER_PASSAGES} one by one" in descriptions.REMEMBER
     assert f"up to {passages.MAX_PASSAGES}" in descriptions.REMEMBER
+
+
+def test_a_batch_embeds_at_most_its_call_total_and_the_backfill_the_rest():
+    memories = [f"Batch {i}. " + LONG for i in range(30)]  # 11 passages each
+    pks = _facts(*memories)
+    stored = [_stored(pk).shape[0] for pk in pks]
+    assert sum(stored) == passages.REMEMBER_CALL_PASSAGES
+    # In order: the earlier memories keep their leading passages, the later ones wait.
+    assert stored[:21] == [passages.REMEMBER_PASSAGES] * 21 and stored[21] == 1
+    assert stored[22:] == [0] * 8
+    assert not any(Memory.objects.get(pk=pk).passages_complete for pk in pks)
+
+    assert embeddings_backfill(now=timezone.now())["passages"] == 30
+    assert all(_stored(pk).shape[0] == len(passages.split(memories[0])) for pk in pks)
+    assert f"{passages.REMEMBER_CALL_PASSAGES} in all for a batch" in descriptions.REMEMBER
