@@ -4,8 +4,9 @@ file; `scale`, `consolidate` and `load` measure speed. The runs live in slowave_
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from django.conf import settings
 from django.core.management import call_command
@@ -180,38 +181,43 @@ class Command(BaseCommand):
         from slowave_site.bench.locomo_run import run_locomo_bench
         from slowave_site.bench.report import print_report
 
-        self._check_path(options["path"])
-        errors = Console(stderr=True)
-        try:
-            report = run_locomo_bench(
+        self._dataset(
+            options,
+            lambda log: run_locomo_bench(
                 options["path"],
                 samples=options["sample"],
                 db=options["db"],
-                log=errors.log,
+                log=log,
                 **_shared(options),
-            )
-        except (OSError, ValueError) as exc:
-            raise CommandError(str(exc)) from exc
-        print_report(report, Console(file=cast(IO[str], self.stdout)))
+            ),
+            print_report,
+        )
 
     def _longmemeval(self, options) -> None:
         from slowave_site.bench.longmemeval import run_longmemeval
         from slowave_site.bench.longmemeval_report import print_report
 
-        self._check_path(options["path"])
-        errors = Console(stderr=True)
-        try:
-            report = run_longmemeval(
+        self._dataset(
+            options,
+            lambda log: run_longmemeval(
                 options["path"],
                 roles=options["roles"],
                 questions=options["question"],
                 limit=options["limit"],
-                log=errors.log,
+                log=log,
                 **_shared(options),
-            )
+            ),
+            print_report,
+        )
+
+    def _dataset(self, options, run: Callable[[Any], Any], show: Callable[..., None]) -> None:
+        """A dataset bench: progress on stderr, a bad file as one line, the tables on stdout."""
+        self._check_path(options["path"])
+        try:
+            report = run(Console(stderr=True).log)
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
-        print_report(report, Console(file=cast(IO[str], self.stdout)))
+        show(report, Console(file=cast(IO[str], self.stdout)))
 
     def _check_path(self, path: str) -> None:
         if not Path(path).is_file():
