@@ -9,11 +9,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memory.models import Memory, Procedure
-from memory.schemas import ActivateIn, CommitIn, RememberIn
-from memory.services.activate import session_activate
+from memory.schemas import CommitIn
 from memory.services.commit import session_commit
-from memory.services.remember import memory_remember
-from memory.services.sessions import ClientInfo
+from tests.factories import open_session, remember
 
 pytestmark = pytest.mark.django_db
 AWS_ID = "AKIAIOSFODNN7EXAMPLE"
@@ -23,20 +21,8 @@ GITHUB = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
 def test_it_lists_the_redacted_fields_on_each_page(admin_client: Client, settings) -> None:
     settings.SLOWAVE_SECRETS = "redact"
     now = timezone.now()
-    session_id = session_activate(
-        data=ActivateIn(task="notes", initial_goal="g", scope="project:adm"),
-        client=ClientInfo(),
-        now=now,
-    )["session_id"]
-    memory_remember(
-        data=RememberIn(
-            scope="project:adm",
-            session_id=session_id,
-            content=f"Uploads use {AWS_ID} and {AWS_ID[:-1]}Z",
-            type="fact",
-        ),
-        now=now,
-    )
+    session_id = open_session("project:adm", "notes", now=now)["session_id"]
+    remember("project:adm", session_id, f"Uploads use {AWS_ID} and {AWS_ID[:-1]}Z", now=now)
     session_commit(
         data=CommitIn.model_validate(
             {
@@ -65,17 +51,7 @@ def test_it_lists_the_redacted_fields_on_each_page(admin_client: Client, setting
 
 
 def test_a_page_with_nothing_redacted_has_no_section(admin_client: Client) -> None:
-    now = timezone.now()
-    session_id = session_activate(
-        data=ActivateIn(task="notes", initial_goal="g", scope="project:adm"),
-        client=ClientInfo(),
-        now=now,
-    )["session_id"]
-    memory_remember(
-        data=RememberIn(
-            scope="project:adm", session_id=session_id, content="Uploads run hourly", type="fact"
-        ),
-        now=now,
-    )
+    session_id = open_session("project:adm", "notes")["session_id"]
+    remember("project:adm", session_id, "Uploads run hourly")
     page = admin_client.get(reverse("admin:memory_memory_change", args=[Memory.objects.get().pk]))
     assert page.status_code == 200 and 'id="redactions"' not in page.content.decode()
