@@ -154,7 +154,9 @@ SLOWAVE_LOG_LEVEL = env_choice(
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"one_line_refusal": {"()": "slowave_site.log_filters.OneLineRefusal"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr"}},
+    "loggers": {"django.request": {"filters": ["one_line_refusal"]}},
     "root": {"handlers": ["stderr"], "level": SLOWAVE_LOG_LEVEL},
 }
 

@@ -8,30 +8,23 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import admin
-from django.contrib.staticfiles.views import serve as serve_static
 from django.urls import include, path, re_path
-from django.views.decorators.cache import cache_control
 
 from memory.admin.dashboard import dashboard_view
 from slowave_site.api import api
 from slowave_site.api import fallback_urlpatterns as api_fallback_urls
 from slowave_site.api import urlpatterns as api_extra_urls
 from slowave_site.metrics import metrics_view
-
-
-@cache_control(max_age=3600)
-def _static(request, path: str):  # type: ignore[no-untyped-def]
-    # insecure=True: Django refuses to serve static files outside DEBUG unless told to; for a
-    # local single-user server this finder-backed view is the simplest offline option.
-    return serve_static(request, path, insecure=True)
-
+from slowave_site.site_views import favicon_view, home_view, static_view
 
 urlpatterns = [
+    path("", home_view, name="slowave-home"),
+    path("favicon.ico", favicon_view, name="slowave-favicon"),
     path("admin/dashboard/", admin.site.admin_view(dashboard_view), name="slowave-dashboard"),
     path("admin/", admin.site.urls),
     path("api/", include(api_extra_urls)),
     path("api/", api.urls),
     path("api/", include(api_fallback_urls)),
     path("metrics", metrics_view, name="slowave-metrics"),
-    re_path(r"^{}(?P<path>.*)$".format(settings.STATIC_URL.lstrip("/")), _static),
+    re_path(r"^{}(?P<path>.*)$".format(settings.STATIC_URL.lstrip("/")), static_view),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.contrib.admin.utils import quote
+from django.contrib.admin.utils import quote, unquote
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
@@ -30,6 +30,11 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     def has_control_permission(self, request: HttpRequest) -> bool:
         """Who may suppress, restore or reset: staff holding the model's change permission."""
         return request.user.has_perm(f"{self.opts.app_label}.change_{self.opts.model_name}")
+
+    def find(self, request: HttpRequest, object_id: str) -> Any:
+        """The object a URL names. The admin's links quote a public id (`_` becomes `_5F`), so
+        the id is unquoted first, as Django's own change view does; None when there is none."""
+        return self.get_object(request, unquote(object_id))
 
     def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         actions = super().get_actions(request)

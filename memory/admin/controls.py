@@ -90,20 +90,28 @@ class ControlMixin:
             ),
         )
 
-    def _object_or_404(self, request: HttpRequest, object_id: str) -> Any:
+    def _object(self, request: HttpRequest, object_id: str) -> Any:
+        """The object to control, or None when the URL names none (the caller then answers as
+        Django's change view does: back to the index, saying so)."""
         if not self.has_control_permission(request):  # type: ignore[attr-defined]
             raise PermissionDenied
-        obj = self.get_object(request, object_id)  # type: ignore[attr-defined]
-        if obj is None:
-            raise PermissionDenied
-        return obj
+        return self.find(request, object_id)  # type: ignore[attr-defined]
+
+    def _missing(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return self._get_obj_does_not_exist_redirect(  # type: ignore[attr-defined]
+            request,
+            self.opts,  # type: ignore[attr-defined]
+            object_id,
+        )
 
     def _change_url(self, obj: Any) -> str:
         info = self.opts.app_label, self.opts.model_name  # type: ignore[attr-defined]
         return reverse("admin:{}_{}_change".format(*info), args=[quote(obj.pk)])
 
     def forget_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        obj = self._object_or_404(request, object_id)
+        obj = self._object(request, object_id)
+        if obj is None:
+            return self._missing(request, object_id)
         form = ReasonForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             self._forget(request, obj, form.cleaned_data["reason"])
@@ -111,7 +119,9 @@ class ControlMixin:
         return self._confirm(request, [obj], form, action=None)
 
     def unforget_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        obj = self._object_or_404(request, object_id)
+        obj = self._object(request, object_id)
+        if obj is None:
+            return self._missing(request, object_id)
         if request.method != "POST":
             return HttpResponseRedirect(self._change_url(obj))
         self._unforget(request, obj)

@@ -122,6 +122,11 @@ class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
     def salience_display(self, obj: Memory) -> str:
         return f"{obj.salience:.2f}"
 
+    def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
+        """A pasted public id (`/admin/memory/memory/sch_7/change/`) names memory 7."""
+        pk = memory_pk(object_id)
+        return super().get_object(request, object_id if pk is None else str(pk), from_field)
+
     def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str) -> Any:
         pk = memory_pk(search_term.strip())
         if pk is not None:
@@ -138,7 +143,7 @@ class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
-        memory = self.get_object(request, object_id)
+        memory = self.find(request, object_id)
         extra = dict(extra_context or {})
         if memory is not None:
             extra["chain"] = memory_evidence(memory=memory)
@@ -211,7 +216,7 @@ class ProcedureAdmin(ControlMixin, ReadOnlyAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
-        proc = self.get_object(request, object_id)
+        proc = self.find(request, object_id)
         extra = dict(extra_context or {})
         if proc is not None:
             extra["can_control"] = self.has_control_permission(request)

@@ -49,7 +49,7 @@ class DetailAdmin(ReadOnlyAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
-        obj = self.get_object(request, object_id)
+        obj = self.find(request, object_id)
         extra = {
             **(extra_context or {}),
             **({"detail": self.detail(obj)} if obj is not None else {}),

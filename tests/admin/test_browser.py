@@ -270,3 +270,88 @@ def test_it_serves_static_files_and_keeps_anonymous_people_out(world: World) -> 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None
+
+
+def _open_from_list(world: World, model: str, public_id: str) -> None:
+    """Open a record the way a person does: from its list, by the link the admin draws (which
+    quotes the id's `_` as `_5F`)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = world.driver
+    driver.get(f"{world.base}/admin/memory/{model}/")
+    link = driver.find_element(By.LINK_TEXT, public_id)
+    assert "_5F" in link.get_attribute("href")
+    link.click()
+    WebDriverWait(driver, 15).until(lambda d: "/change/" in d.current_url)
+
+
+def _rows(driver: Any, section: str) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    return [
+        row.text for row in driver.find_elements(By.CSS_SELECTOR, f"#{section} tbody tr td")
+    ]
+
+
+def test_it_opens_retrievals_sessions_and_procedures_from_the_admin_lists(world: World) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver = world.driver
+    _login(world)
+    opened = _ok(
+        world.mcp.call(
+            "slowave_activate",
+            {"task": "Rotate the staging tokens", "initial_goal": "rotate them", "scope": SCOPE},
+        )
+    )
+    session_id = opened["session_id"]
+    assert opened["memories"], opened
+    _ok(
+        world.mcp.call(
+            "slowave_feedback",
+            {
+                "retrieval_id": opened["retrieval_id"],
+                "coverage": "complete",
+                "memory_feedback": [
+                    {"memory_id": m["memory_id"], "assessment": "irrelevant"}
+                    for m in opened["memories"]
+                ],
+            },
+        )
+    )
+    _ok(
+        world.mcp.call(
+            "slowave_commit",
+            {
+                "session_id": session_id,
+                "final_goal": "rotate them",
+                "outcome": "success",
+                "outcome_summary": "Rotated.",
+                "verification": {"status": "verified", "summary": "checked"},
+                "procedure": {
+                    "summary": "Rotate API tokens with the rotation job",
+                    "steps": [{"summary": "run the rotation job"}, {"summary": "check the log"}],
+                },
+            },
+        )
+    )
+    procedure_id = f"proc_{session_id}"
+
+    _open_from_list(world, "retrieval", opened["retrieval_id"])
+    exposed = " ".join(_rows(driver, "retrieval-exposures"))
+    assert opened["memories"][0]["memory_id"] in exposed and "Nothing was exposed" not in exposed
+
+    _open_from_list(world, "session", session_id)
+    events = " ".join(_rows(driver, "session-events"))
+    assert "Rotate the staging tokens" in events or "Rotated." in events, events
+
+    _open_from_list(world, "procedure", procedure_id)
+    assert "run the rotation job" in driver.page_source
+    driver.find_element(By.ID, "suppress-button").click()
+    driver.find_element(By.ID, "id_reason").send_keys("The rotation job was retired.")
+    driver.find_element(By.ID, "confirm-suppress").click()
+    assert f"Suppressed {procedure_id}" in _message(driver, f"Suppressed {procedure_id}")
+    driver.find_element(By.ID, "restore-button").click()
+    assert f"Restored {procedure_id} to active" in _message(driver, f"Restored {procedure_id}")
+    screenshot(driver, "procedure_page.png")
