@@ -48,6 +48,7 @@ from django.conf import settings
 from pydantic import BaseModel
 
 from memory.errors import InvalidInput
+from memory.secret_rules import RULES
 
 POLICIES = ("reject", "redact")
 # Kind names as users read them; a redaction writes `[REDACTED:<kind>]` in their place.
@@ -80,6 +81,18 @@ _NEEDLES: dict[type[RegexBasedDetector], str] = {MailchimpDetector: "-us"}
 ASSIGNMENT = "secret assignment"
 # Every name in the keyword plugin's list (api_key, passwd, secret, contraseña…) holds one.
 _KEYWORD_HINTS = ("key", "pass", "pwd", "secret", "contrase")
+# The keyword plugin's names, without the `\w*` its patterns follow them with: a pattern run at
+# every position of "secretsecret…" re-reads the whole run of word characters from each one, so
+# it is run only from the first name in each run (the rest of a match is the same from any).
+_NAME = re.compile(keyword.DENYLIST_REGEX.removesuffix(r"\w*"), re.IGNORECASE)
+_WORD_RUN = re.compile(r"\w+")
+# How far past its name a match attempt reads (an unquoted value then runs on to its end).
+_WINDOW = 512
+# The comparison form (`"…" == password`) is tried only where a quote, an operator and a
+# secret's name meet, from the opening quote at most _COMPARED_WINDOW characters before.
+_COMPARED = re.compile(r"([\'\"`])[ \t]*[!=]{2,3}[ \t]*(\w*)")
+_COMPARED_WINDOW = 256
+_NON_SPACE = re.compile(r"\S*")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*$")
 _LITERALS = {"none", "null", "nil", "true", "false", "undefined"}
 # Values that stand in for a secret in examples and docs: the secret's own name
@@ -105,6 +118,7 @@ class _Detector:
     group: int | None  # the capture that is the secret; None: the whole match, or all groups
     whole: bool = False
     needle: str = ""
+    rule: bool = False  # one of memory.secret_rules: its group is a value, checked as such
 
 
 @cache
@@ -116,6 +130,8 @@ def _detectors() -> tuple[tuple[_Detector, ...], tuple[_Detector, ...]]:
         whole = issubclass(plugin_class, _WHOLE_MATCH)
         for pattern in plugin_class.denylist:  # type: ignore[attr-defined]
             tokens.append(_Detector(kind, pattern, None, whole, _NEEDLES.get(plugin_class, "")))
+    for rule in RULES:
+        tokens.append(_Detector(rule.kind, rule.pattern, rule.group, rule.group is None, rule.needle, True))
     # The keyword plugin's assignments whose value is quoted (`password = "…"`, `"api_key":
     # "…"`), and unquoted `NAME=value` as in a .env file. Its unquoted `password: …` form is
     # left out: in prose a colon after "password" or "secret" starts a sentence, not a value.
@@ -138,14 +154,74 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 
 def _spans(detector: _Detector, text: str) -> Iterator[tuple[int, int]]:
     for match in detector.pattern.finditer(text):
-        if detector.group is not None:
-            yield from _assignment_span(match, detector.group)
-        elif detector.whole or not match.re.groups:
-            yield match.start(), _TOKEN_TAIL.match(text, match.end()).end()  # type: ignore[union-attr]
-        else:
-            for group in range(1, match.re.groups + 1):
-                if match.group(group) and not _stand_in(match.group(group)):
-                    yield match.span(group)
+        yield from _match_spans(detector, match)
+
+
+def _match_spans(detector: _Detector, match: re.Match[str]) -> Iterator[tuple[int, int]]:
+    text = match.string
+    if detector.rule and detector.group is not None:
+        yield from _value_span(detector, match)
+    elif detector.group is not None:
+        yield from _assignment_span(match, detector.group)
+    elif detector.whole or not match.re.groups:
+        yield match.start(), _TOKEN_TAIL.match(text, match.end()).end()  # type: ignore[union-attr]
+    else:
+        for group in range(1, match.re.groups + 1):
+            if match.group(group) and not _stand_in(match.group(group)):
+                yield match.span(group)
+
+
+def _value_span(detector: _Detector, match: re.Match[str]) -> Iterator[tuple[int, int]]:
+    """The value one of Slowave's own rules captured, unless it is a reference or a stand-in
+    (`$TOKEN`, `${TOKEN}`, `<token>`, `your-token-here`); a `…token=` value also needs a letter
+    and a digit, as generated tokens have and words and counts do not."""
+    value = match.group(detector.group)
+    if (
+        value.lower() in _LITERALS
+        or _stand_in(value)
+        or value.startswith(("$", "<", "%", "{"))
+        or heuristic.is_templated_secret(value)
+        or not any(c.isalpha() for c in value)
+        or (detector.kind == ASSIGNMENT and not any(c.isdigit() for c in value))
+    ):
+        return
+    yield match.span(detector.group)  # type: ignore[arg-type]
+
+
+def _named_spans(detector: _Detector, line: str) -> Iterator[tuple[int, int]]:
+    """An assignment pattern's spans in `line`, in linear time: a pattern that opens with the
+    secret's name is tried once per run of word characters, at the run's first name, and reads
+    at most _WINDOW characters past the run, where a regex search would retry it at every
+    position and backtrack over the run from each."""
+    if not detector.pattern.pattern.startswith(_NAME.pattern):
+        yield from _compared_spans(detector, line)
+        return
+    after = 0
+    for run in _WORD_RUN.finditer(line):
+        if run.start() < after:
+            continue
+        name = _NAME.search(line, run.start(), run.end())
+        if name is None:
+            continue
+        match = detector.pattern.match(line, name.start(), min(len(line), run.end() + _WINDOW))
+        if match is not None:
+            after = match.end()
+            yield from _match_spans(detector, match)
+
+
+def _compared_spans(detector: _Detector, line: str) -> Iterator[tuple[int, int]]:
+    after = 0
+    for candidate in _COMPARED.finditer(line):
+        if candidate.start() < after or not _NAME.search(candidate.group(2)):
+            continue
+        quote = candidate.group(1)
+        opening = line.rfind(quote, max(after, candidate.start() - _COMPARED_WINDOW), candidate.start())
+        if opening < 0:
+            continue
+        match = detector.pattern.match(line, opening, candidate.end())
+        if match is not None:
+            after = match.end()
+            yield from _match_spans(detector, match)
 
 
 def _assignment_span(match: re.Match[str], group: int) -> Iterator[tuple[int, int]]:
@@ -157,6 +233,8 @@ def _assignment_span(match: re.Match[str], group: int) -> Iterator[tuple[int, in
     if not match.group(group - 1):  # the group before the value is its opening quote
         # Unquoted, the plugin's value runs to the end of the line; a .env value ends at a space.
         value = value.split(None, 1)[0] if value.strip() else ""
+        if value and start + len(value) == match.end(group):  # cut by the window: read on
+            value = _NON_SPACE.match(match.string, start).group()
         end = start + len(value)
         name = value.rstrip(",;)")  # in code, what follows the value
         if _IDENTIFIER.match(name) and _STAND_INS & set(re.split(r"[_.]", name.lower())):
@@ -192,8 +270,9 @@ def secrets_scan(text: str) -> list[Finding]:
     tokens, assignments = _detectors()
     raw: list[Finding] = []
     # No token pattern spans a line break, so each runs once over the whole text.
+    lowered = text.lower()
     for detector in tokens:
-        if detector.needle not in text:
+        if detector.needle not in lowered:
             continue
         for start, end in _spans(detector, text):
             if detector.kind == "private key":
@@ -201,7 +280,8 @@ def secrets_scan(text: str) -> list[Finding]:
             raw.append(Finding(detector.kind, start, end))
     for offset, line in _lines(text):
         for detector in assignments:
-            raw += [Finding(ASSIGNMENT, offset + a, offset + b) for a, b in _spans(detector, line)]
+            spans = _named_spans(detector, line)
+            raw += [Finding(ASSIGNMENT, offset + a, offset + b) for a, b in spans]
     merged: list[Finding] = []
     for finding in sorted(raw, key=lambda f: (f.start, -f.end)):
         if merged and finding.start < merged[-1].end:
