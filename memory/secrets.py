@@ -51,6 +51,24 @@ from memory.errors import InvalidInput
 from memory.secret_rules import RULES
 
 POLICIES = ("reject", "redact")
+# Fields that name something (a scope, a session, a retrieval, a page): a redaction would make
+# two different names one (`user:ghp_A…` and `user:ghp_B…` both `user:[REDACTED:…]`), so a
+# credential in one is refused under either policy.
+IDENTIFIERS = frozenset(
+    {
+        "scope",
+        "session_id",
+        "continuity_id",
+        "retrieval_id",
+        "continue_from",
+        "cursor",
+        "memory_id",
+        "procedure_id",
+        "replacement_memory_id",
+        "session_key",
+        "import_key",
+    }
+)
 # Kind names as users read them; a redaction writes `[REDACTED:<kind>]` in their place.
 _KINDS: dict[type[RegexBasedDetector], str] = {
     AWSKeyDetector: "AWS access key",
@@ -323,6 +341,16 @@ class SecretGuard:
     def clean(self, text: str, path: str) -> str:
         return self._apply(text, secrets_scan(text), path)
 
+    def check_identifier(self, text: str, path: str) -> None:
+        """Refuse an identifier holding a credential, whatever the policy: it is never rewritten."""
+        findings = secrets_scan(text)
+        if findings:
+            raise InvalidInput.for_field_message(
+                path,
+                f"{path} holds a credential ({describe(findings)}); an identifier is never "
+                "rewritten, under either SLOWAVE_SECRETS policy: choose one without the secret",
+            )
+
     def _apply(self, text: str, findings: list[Finding], path: str) -> str:
         if not findings:
             return text
@@ -342,6 +370,10 @@ class SecretGuard:
             return self.clean(value, path)
         if isinstance(value, BaseModel):
             fields = {name: getattr(value, name) for name in type(value).model_fields}
+            for name in IDENTIFIERS.intersection(fields):
+                if isinstance(fields[name], str):
+                    self.check_identifier(fields[name], _join(path, name))
+                del fields[name]
             update = {
                 name: cleaned
                 for name, held in fields.items()
@@ -352,8 +384,26 @@ class SecretGuard:
         if isinstance(value, list):
             return [self.clean_value(item, f"{path}[{i}]") for i, item in enumerate(value)]
         if isinstance(value, dict):
-            return {k: self._clean_member(str(k), v, _join(path, str(k))) for k, v in value.items()}
+            cleaned: dict[str, Any] = {}
+            for index, (key, member) in enumerate(value.items()):
+                name = self._clean_key(str(key), index, path, cleaned)
+                cleaned[name] = self._clean_member(name, member, _join(path, name))
+            return cleaned
         return value
+
+    def _clean_key(self, key: str, index: int, path: str, taken: dict[str, Any]) -> str:
+        """A JSON member's name, scanned like a value. The field path names it by position
+        (`task_context.<key 0>`), so that a refusal never echoes it; a redacted name that
+        collides with one before it gets a `#n` suffix."""
+        findings = secrets_scan(key)
+        if not findings:
+            return key
+        name = self._apply(key, findings, _join(path, f"<key {index}>"))
+        unique, n = name, 1
+        while unique in taken:
+            n += 1
+            unique = f"{name} #{n}"
+        return unique
 
     def _clean_member(self, name: str, value: Any, path: str) -> Any:
         """A JSON member's string is scanned as the assignment `name="value"`, so that
