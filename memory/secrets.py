@@ -48,8 +48,27 @@ from django.conf import settings
 from pydantic import BaseModel
 
 from memory.errors import InvalidInput
+from memory.secret_rules import RULES
 
 POLICIES = ("reject", "redact")
+# Fields that name something (a scope, a session, a retrieval, a page): a redaction would make
+# two different names one (`user:ghp_A…` and `user:ghp_B…` both `user:[REDACTED:…]`), so a
+# credential in one is refused under either policy.
+IDENTIFIERS = frozenset(
+    {
+        "scope",
+        "session_id",
+        "continuity_id",
+        "retrieval_id",
+        "continue_from",
+        "cursor",
+        "memory_id",
+        "procedure_id",
+        "replacement_memory_id",
+        "session_key",
+        "import_key",
+    }
+)
 # Kind names as users read them; a redaction writes `[REDACTED:<kind>]` in their place.
 _KINDS: dict[type[RegexBasedDetector], str] = {
     AWSKeyDetector: "AWS access key",
@@ -80,6 +99,18 @@ _NEEDLES: dict[type[RegexBasedDetector], str] = {MailchimpDetector: "-us"}
 ASSIGNMENT = "secret assignment"
 # Every name in the keyword plugin's list (api_key, passwd, secret, contraseña…) holds one.
 _KEYWORD_HINTS = ("key", "pass", "pwd", "secret", "contrase")
+# The keyword plugin's names, without the `\w*` its patterns follow them with: a pattern run at
+# every position of "secretsecret…" re-reads the whole run of word characters from each one, so
+# it is run only from the first name in each run (the rest of a match is the same from any).
+_NAME = re.compile(keyword.DENYLIST_REGEX.removesuffix(r"\w*"), re.IGNORECASE)
+_WORD_RUN = re.compile(r"\w+")
+# How far past its name a match attempt reads (an unquoted value then runs on to its end).
+_WINDOW = 512
+# The comparison form (`"…" == password`) is tried only where a quote, an operator and a
+# secret's name meet, from the opening quote at most _COMPARED_WINDOW characters before.
+_COMPARED = re.compile(r"([\'\"`])[ \t]*[!=]{2,3}[ \t]*(\w*)")
+_COMPARED_WINDOW = 256
+_NON_SPACE = re.compile(r"\S*")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*$")
 _LITERALS = {"none", "null", "nil", "true", "false", "undefined"}
 # Values that stand in for a secret in examples and docs: the secret's own name
@@ -105,6 +136,7 @@ class _Detector:
     group: int | None  # the capture that is the secret; None: the whole match, or all groups
     whole: bool = False
     needle: str = ""
+    rule: bool = False  # one of memory.secret_rules: its group is a value, checked as such
 
 
 @cache
@@ -116,6 +148,8 @@ def _detectors() -> tuple[tuple[_Detector, ...], tuple[_Detector, ...]]:
         whole = issubclass(plugin_class, _WHOLE_MATCH)
         for pattern in plugin_class.denylist:  # type: ignore[attr-defined]
             tokens.append(_Detector(kind, pattern, None, whole, _NEEDLES.get(plugin_class, "")))
+    for rule in RULES:
+        tokens.append(_Detector(rule.kind, rule.pattern, rule.group, rule.group is None, rule.needle, True))
     # The keyword plugin's assignments whose value is quoted (`password = "…"`, `"api_key":
     # "…"`), and unquoted `NAME=value` as in a .env file. Its unquoted `password: …` form is
     # left out: in prose a colon after "password" or "secret" starts a sentence, not a value.
@@ -138,14 +172,74 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 
 def _spans(detector: _Detector, text: str) -> Iterator[tuple[int, int]]:
     for match in detector.pattern.finditer(text):
-        if detector.group is not None:
-            yield from _assignment_span(match, detector.group)
-        elif detector.whole or not match.re.groups:
-            yield match.start(), _TOKEN_TAIL.match(text, match.end()).end()  # type: ignore[union-attr]
-        else:
-            for group in range(1, match.re.groups + 1):
-                if match.group(group) and not _stand_in(match.group(group)):
-                    yield match.span(group)
+        yield from _match_spans(detector, match)
+
+
+def _match_spans(detector: _Detector, match: re.Match[str]) -> Iterator[tuple[int, int]]:
+    text = match.string
+    if detector.rule and detector.group is not None:
+        yield from _value_span(detector, match)
+    elif detector.group is not None:
+        yield from _assignment_span(match, detector.group)
+    elif detector.whole or not match.re.groups:
+        yield match.start(), _TOKEN_TAIL.match(text, match.end()).end()  # type: ignore[union-attr]
+    else:
+        for group in range(1, match.re.groups + 1):
+            if match.group(group) and not _stand_in(match.group(group)):
+                yield match.span(group)
+
+
+def _value_span(detector: _Detector, match: re.Match[str]) -> Iterator[tuple[int, int]]:
+    """The value one of Slowave's own rules captured, unless it is a reference or a stand-in
+    (`$TOKEN`, `${TOKEN}`, `<token>`, `your-token-here`); a `…token=` value also needs a letter
+    and a digit, as generated tokens have and words and counts do not."""
+    value = match.group(detector.group)
+    if (
+        value.lower() in _LITERALS
+        or _stand_in(value)
+        or value.startswith(("$", "<", "%", "{"))
+        or heuristic.is_templated_secret(value)
+        or not any(c.isalpha() for c in value)
+        or (detector.kind == ASSIGNMENT and not any(c.isdigit() for c in value))
+    ):
+        return
+    yield match.span(detector.group)  # type: ignore[arg-type]
+
+
+def _named_spans(detector: _Detector, line: str) -> Iterator[tuple[int, int]]:
+    """An assignment pattern's spans in `line`, in linear time: a pattern that opens with the
+    secret's name is tried once per run of word characters, at the run's first name, and reads
+    at most _WINDOW characters past the run, where a regex search would retry it at every
+    position and backtrack over the run from each."""
+    if not detector.pattern.pattern.startswith(_NAME.pattern):
+        yield from _compared_spans(detector, line)
+        return
+    after = 0
+    for run in _WORD_RUN.finditer(line):
+        if run.start() < after:
+            continue
+        name = _NAME.search(line, run.start(), run.end())
+        if name is None:
+            continue
+        match = detector.pattern.match(line, name.start(), min(len(line), run.end() + _WINDOW))
+        if match is not None:
+            after = match.end()
+            yield from _match_spans(detector, match)
+
+
+def _compared_spans(detector: _Detector, line: str) -> Iterator[tuple[int, int]]:
+    after = 0
+    for candidate in _COMPARED.finditer(line):
+        if candidate.start() < after or not _NAME.search(candidate.group(2)):
+            continue
+        quote = candidate.group(1)
+        opening = line.rfind(quote, max(after, candidate.start() - _COMPARED_WINDOW), candidate.start())
+        if opening < 0:
+            continue
+        match = detector.pattern.match(line, opening, candidate.end())
+        if match is not None:
+            after = match.end()
+            yield from _match_spans(detector, match)
 
 
 def _assignment_span(match: re.Match[str], group: int) -> Iterator[tuple[int, int]]:
@@ -157,6 +251,8 @@ def _assignment_span(match: re.Match[str], group: int) -> Iterator[tuple[int, in
     if not match.group(group - 1):  # the group before the value is its opening quote
         # Unquoted, the plugin's value runs to the end of the line; a .env value ends at a space.
         value = value.split(None, 1)[0] if value.strip() else ""
+        if value and start + len(value) == match.end(group):  # cut by the window: read on
+            value = _NON_SPACE.match(match.string, start).group()
         end = start + len(value)
         name = value.rstrip(",;)")  # in code, what follows the value
         if _IDENTIFIER.match(name) and _STAND_INS & set(re.split(r"[_.]", name.lower())):
@@ -192,8 +288,9 @@ def secrets_scan(text: str) -> list[Finding]:
     tokens, assignments = _detectors()
     raw: list[Finding] = []
     # No token pattern spans a line break, so each runs once over the whole text.
+    lowered = text.lower()
     for detector in tokens:
-        if detector.needle not in text:
+        if detector.needle not in lowered:
             continue
         for start, end in _spans(detector, text):
             if detector.kind == "private key":
@@ -201,7 +298,8 @@ def secrets_scan(text: str) -> list[Finding]:
             raw.append(Finding(detector.kind, start, end))
     for offset, line in _lines(text):
         for detector in assignments:
-            raw += [Finding(ASSIGNMENT, offset + a, offset + b) for a, b in _spans(detector, line)]
+            spans = _named_spans(detector, line)
+            raw += [Finding(ASSIGNMENT, offset + a, offset + b) for a, b in spans]
     merged: list[Finding] = []
     for finding in sorted(raw, key=lambda f: (f.start, -f.end)):
         if merged and finding.start < merged[-1].end:
@@ -243,6 +341,16 @@ class SecretGuard:
     def clean(self, text: str, path: str) -> str:
         return self._apply(text, secrets_scan(text), path)
 
+    def check_identifier(self, text: str, path: str) -> None:
+        """Refuse an identifier holding a credential, whatever the policy: it is never rewritten."""
+        findings = secrets_scan(text)
+        if findings:
+            raise InvalidInput.for_field_message(
+                path,
+                f"{path} holds a credential ({describe(findings)}); an identifier is never "
+                "rewritten, under either SLOWAVE_SECRETS policy: choose one without the secret",
+            )
+
     def _apply(self, text: str, findings: list[Finding], path: str) -> str:
         if not findings:
             return text
@@ -262,6 +370,10 @@ class SecretGuard:
             return self.clean(value, path)
         if isinstance(value, BaseModel):
             fields = {name: getattr(value, name) for name in type(value).model_fields}
+            for name in IDENTIFIERS.intersection(fields):
+                if isinstance(fields[name], str):
+                    self.check_identifier(fields[name], _join(path, name))
+                del fields[name]
             update = {
                 name: cleaned
                 for name, held in fields.items()
@@ -272,8 +384,26 @@ class SecretGuard:
         if isinstance(value, list):
             return [self.clean_value(item, f"{path}[{i}]") for i, item in enumerate(value)]
         if isinstance(value, dict):
-            return {k: self._clean_member(str(k), v, _join(path, str(k))) for k, v in value.items()}
+            cleaned: dict[str, Any] = {}
+            for index, (key, member) in enumerate(value.items()):
+                name = self._clean_key(str(key), index, path, cleaned)
+                cleaned[name] = self._clean_member(name, member, _join(path, name))
+            return cleaned
         return value
+
+    def _clean_key(self, key: str, index: int, path: str, taken: dict[str, Any]) -> str:
+        """A JSON member's name, scanned like a value. The field path names it by position
+        (`task_context.<key 0>`), so that a refusal never echoes it; a redacted name that
+        collides with one before it gets a `#n` suffix."""
+        findings = secrets_scan(key)
+        if not findings:
+            return key
+        name = self._apply(key, findings, _join(path, f"<key {index}>"))
+        unique, n = name, 1
+        while unique in taken:
+            n += 1
+            unique = f"{name} #{n}"
+        return unique
 
     def _clean_member(self, name: str, value: Any, path: str) -> Any:
         """A JSON member's string is scanned as the assignment `name="value"`, so that

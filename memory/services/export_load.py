@@ -183,8 +183,17 @@ def _screen(rows: Rows) -> dict[str, dict[str, int]]:
             for f in model._meta.concrete_fields
             if isinstance(f, models.TextField | models.JSONField) and f.name != "redactions"
         ]
-        for row in items:
+        # Short text (scopes, keys, client names, ids): refused, whatever the policy, never
+        # rewritten, as a redaction could make two names one or outgrow the column.
+        names = [f for f in model._meta.concrete_fields if isinstance(f, models.CharField)]
+        for number, row in enumerate(items, start=1):
             label = f"{PREFIX.get(model.__name__, model.__name__.lower() + ' ')}{row.pk}"
+            for f in names:
+                value = getattr(row, f.attname)
+                # A row is named by its id, unless the id is what holds the credential.
+                where = f"{model.__name__.lower()} row {number}" if f.primary_key else label
+                if isinstance(value, str):
+                    guard.check_identifier(value, f"{where}.{f.name}")
             for f in fields:
                 value = getattr(row, f.attname)
                 setattr(row, f.attname, guard.clean_value(value, f"{label}.{f.name}"))

@@ -185,6 +185,7 @@ def transcripts_import(
         check_scope(scope)
     except RuleViolation as exc:
         raise InvalidInput.for_field_message("scope", exc.message) from None
+    SecretGuard().check_identifier(scope, "scope")
     plan = transcript_parse(lines=lines)
     return transcripts_write(plan=plan, scope=scope, now=now, dry_run=dry_run, progress=progress)
 

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from memory.errors import InvalidInput
 from memory.replies.staff import HistoryImportOut, TranscriptImportOut
 from memory.schemas import CONTROL_RE, RuleViolation, check_scope, validation_error
+from memory.secrets import SecretGuard, secrets_policy
 from memory.services.transcripts import TranscriptLine, TranscriptPlan, transcripts_write
 
 FORMATS = ("claude-code", "chatgpt")
@@ -56,11 +57,17 @@ class HistoryPlan:
     def turns_kept(self) -> int:
         return sum(plan.lines for plan in self.plans.values())
 
-    def add(self, scope: str, records: list[TranscriptLine]) -> None:
+    def add(
+        self, scope: str, records: list[TranscriptLine], redacted: dict[str, dict[str, int]]
+    ) -> None:
+        """A turn's records, and what SLOWAVE_SECRETS=redact replaced in it (kept on its
+        session, as a transcript import keeps it)."""
         plan = self.plans.setdefault(scope, TranscriptPlan())
         for record in records:
             plan.groups.setdefault(record.session_key, []).append(record)
             plan.lines += 1
+        if records and redacted:
+            plan.redacted.setdefault(records[0].session_key, {}).update(redacted)
 
 
 def malformed(source: str, where: int | str, message: str) -> InvalidInput:
@@ -71,9 +78,11 @@ def malformed(source: str, where: int | str, message: str) -> InvalidInput:
 
 def checked_scope(scope: str) -> str:
     try:
-        return check_scope(scope)
+        checked = check_scope(scope)
     except RuleViolation as exc:
         raise InvalidInput.for_field_message("scope", exc.message) from None
+    SecretGuard().check_identifier(checked, "scope")
+    return checked
 
 
 def project_scope(name: str) -> str:
@@ -105,8 +114,13 @@ def records(
     text: str,
     occurred_at: str | None,
     metadata: dict[str, Any],
-) -> list[TranscriptLine]:
-    """The transcript records of one kept turn, validated as a transcript line is."""
+) -> tuple[list[TranscriptLine], dict[str, dict[str, int]]]:
+    """The transcript records of one kept turn, validated as a transcript line is, and its
+    redactions. The turn's text goes through the secret guard first, whole: under `reject` a
+    credential refuses the import, naming `FILE:LINE` and the kind, never the value."""
+    guard = SecretGuard(secrets_policy())
+    guard.check_identifier(key, f"{source}:{where}.session")
+    text = guard.clean(text, f"{source}:{where}")
     try:
         return [
             TranscriptLine.model_validate(
@@ -119,7 +133,7 @@ def records(
                 }
             )
             for piece in _pieces(text)
-        ]
+        ], guard.redacted
     except ValidationError as exc:
         raise malformed(source, where, validation_error(exc).message) from None
 

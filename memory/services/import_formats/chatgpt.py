@@ -121,7 +121,7 @@ def _conversation(
         occurred_at = _time(name, f"{at}.create_time", message.get("create_time")) or started
         plan.add(
             scope,
-            records(
+            *records(
                 source=name,
                 where=at,
                 key=f"chatgpt:{ident}",

@@ -199,7 +199,7 @@ def claude_code_read(*, files: list[SourceFile], scope: str | None) -> HistoryPl
                 metadata["uuid"] = turn.uuid[:200]
             plan.add(
                 target,
-                records(
+                *records(
                     source=name,
                     where=turn.where,
                     key=turn.key,
