@@ -152,6 +152,24 @@ def _check_sqlite() -> list[Check]:
     return checks
 
 
+def _check_integrity() -> Check:
+    """SQLite's quick_check: damaged b-tree pages fail here, with what to do about them."""
+    if _sqlite_path() is None:
+        return Check("integrity", "ok", "external database (quick_check skipped)")
+    restore = "restore the latest backup with `slowave restore` (stop the server first)"
+    try:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute("PRAGMA quick_check")
+            problems = [row[0] for row in cursor.fetchall() if row[0] != "ok"]
+    except Exception as exc:  # a store too damaged to check is exactly what this reports
+        return Check("integrity", "fail", f"the database is damaged ({exc}); {restore}")
+    if problems:
+        more = len(problems) - 3
+        shown = "; ".join(problems[:3]) + (f"; … {more} more" if more > 0 else "")
+        return Check("integrity", "fail", f"the database is damaged ({shown}); {restore}")
+    return Check("integrity", "ok", "quick_check ok")
+
+
 def _check_migrations() -> Check:
     from django.db.migrations.executor import MigrationExecutor
 
@@ -208,7 +226,7 @@ def _check_broker() -> Check:
 def doctor_run(*, include_model: bool = True) -> list[Check]:
     checks = [_check_python(), _check_dependencies()]
     checks += _check_sqlite()
-    checks += [_check_migrations(), _check_paths(), _check_broker()]
+    checks += [_check_integrity(), _check_migrations(), _check_paths(), _check_broker()]
     checks.append(Check("vector backend", "ok", backend_name()))
     checks += [check_embedder(), check_export()]
     if include_model:

@@ -16,7 +16,7 @@ from memory.schemas import FeedbackIn, FeedbackRecord, MemoryFeedback, Procedure
 from memory.secrets import SecretGuard, redactions_merged
 from memory.services.feedback_rules import memory_rejection, procedure_rejection
 from memory.services.reinforcement import Applied, reinforce_targets
-from memory.services.sessions import event_append
+from memory.services.sessions import event_append, sessions_lock
 
 COMPARED = (
     "assessment",
@@ -41,6 +41,8 @@ def feedback_submit(*, data: FeedbackIn, now: datetime) -> FeedbackOut:
         for record in records:
             if record.retrieval_id not in retrievals:
                 raise NotFound(f"unknown retrieval_id: {record.retrieval_id}")
+        # Before any memory row is locked for reinforcement: remember takes the session first.
+        sessions_lock(sorted({r.session_id for r in retrievals.values()}))
         shown = _Shown.load(list(retrievals))
         replies = [
             _record(record, retrievals[record.retrieval_id], shown, now) for record in records

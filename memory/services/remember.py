@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Literal, cast
 
 import numpy as np
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from memory import embeddings, passages
 from memory.errors import SlowaveError, as_slowave_error
@@ -35,6 +35,8 @@ CORROBORATION_COSINE = 0.90
 CORROBORATION_K = 5
 # Near-identical text ranks first across all scopes, so a short scan finds the other-scope twins.
 CORROBORATION_SCAN = 32
+# The unique index on a scope's active hashes (memory.models.Memory.Meta).
+ACTIVE_HASH_CONSTRAINT = "memory_unique_active_hash"
 
 
 @dataclass
@@ -95,20 +97,19 @@ def memory_remember(*, data: RememberIn, now: datetime) -> RememberOut:
         for index, item in enumerate(items):
             embedded = vectors[index] if vectors is not None else None
             try:
-                with transaction.atomic():
-                    results.append(
-                        {
-                            "index": index,
-                            "ok": True,
-                            "data": _store(
-                                batch=batch,
-                                item=item,
-                                embedded=embedded,
-                                now=now,
-                                redacted=redacted[index],
-                            ),
-                        }
-                    )
+                results.append(
+                    {
+                        "index": index,
+                        "ok": True,
+                        "data": _stored(
+                            batch=batch,
+                            item=item,
+                            embedded=embedded,
+                            now=now,
+                            redacted=redacted[index],
+                        ),
+                    }
+                )
             except SlowaveError:
                 raise
             except Exception as exc:  # one item's runtime failure must not sink the batch
@@ -137,6 +138,40 @@ def memory_remember(*, data: RememberIn, now: datetime) -> RememberOut:
             raise SlowaveError(only["error"]["message"])
         return only["data"]
     return {"results": results}
+
+
+def _stored(
+    *,
+    batch: _Batch,
+    item: RememberItem,
+    embedded: passages.Embedded | None,
+    now: datetime,
+    redacted: dict[str, int],
+) -> StoredOut:
+    """_store in a savepoint. When a parallel call in the scope committed the same text after
+    this call read the scope (PostgreSQL: the active-hash unique index refuses the insert once
+    that call commits), the item is stored again as a match of the memory that call made."""
+    try:
+        with transaction.atomic():
+            return _store(batch=batch, item=item, embedded=embedded, now=now, redacted=redacted)
+    except IntegrityError as exc:
+        if ACTIVE_HASH_CONSTRAINT not in str(exc):
+            raise
+    digest = normalized_hash(item.content)
+    winner = (
+        Memory.objects.filter(
+            scope=batch.session.scope, normalized_hash=digest, status=Memory.Status.ACTIVE
+        )
+        .order_by("pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if winner is None:  # forgotten again in between: nothing to match, so try once more
+        batch.active.pop(digest, None)
+    else:
+        batch.active[digest] = winner
+    with transaction.atomic():
+        return _store(batch=batch, item=item, embedded=embedded, now=now, redacted=redacted)
 
 
 def _store(

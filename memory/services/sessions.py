@@ -25,8 +25,12 @@ class ClientInfo:
 
 
 def session_check(*, session_id: str, scope: str | None, allow_ended: bool = False) -> Session:
-    """The open session for a call, locked for this transaction; rule errors of spec §14."""
-    session = Session.objects.filter(pk=session_id).first()
+    """The open session for a call, locked for this transaction; rule errors of spec §14.
+
+    The row lock (a no-op on SQLite, whose BEGIN IMMEDIATE already serialises writers) makes a
+    session's parallel writers on PostgreSQL take turns, so each computes its event `seq` after
+    the previous one committed."""
+    session = Session.objects.select_for_update().filter(pk=session_id).first()
     return session_checked(session, session_id=session_id, scope=scope, allow_ended=allow_ended)
 
 
@@ -78,7 +82,21 @@ def event_append(
     )
 
 
+def sessions_lock(session_ids: list[str]) -> None:
+    """Inside a write transaction: claim these sessions' rows (in one order, so two callers
+    never wait on each other), making their other writers wait until it commits."""
+    list(
+        Session.objects.select_for_update()
+        .filter(pk__in=session_ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
 def event_next_seq(session: Session) -> int:
+    """The session's next event number, computed under its row lock (max+1 is only safe when
+    no other transaction can append to the session before this one commits)."""
+    sessions_lock([session.pk])
     return (Event.objects.filter(session=session).aggregate(m=Max("seq"))["m"] or 0) + 1
 
 
