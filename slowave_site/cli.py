@@ -11,6 +11,7 @@ import os
 import sys
 
 from slowave_site.env import settings_or_exit
+from slowave_site.schema import migrate_or_exit
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "up": ("up", "migrate, start the background worker, serve the admin"),
@@ -105,4 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     from django.core.management import execute_from_command_line
 
     settings_or_exit()
-    execute_from_command_line(["slowave", COMMANDS[args[0]][0], *args[1:]])
+    command = COMMANDS[args[0]][0]
+    if not {"-h", "--help"} & set(args[1:]):
+        migrate_or_exit(command)
+    execute_from_command_line(["slowave", command, *args[1:]])
