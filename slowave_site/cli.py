@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "createadmin": ("createadmin", "create an admin login"),
     "setup": ("setup", "MCP configuration for claude-code, cursor, generic"),
     "token": ("token", "API tokens for /api/ and /mcp: create, revoke, list"),
+    "scope": ("scope", "the scope of a directory: one per git repository"),
     "migrate": ("migrate", "apply database migrations"),
 }
 # Commands that take --json themselves; for the rest a global --json is a usage error.
@@ -53,6 +54,7 @@ JSON_COMMANDS = {
     "createadmin",
     "setup",
     "token",
+    "scope",
 }
 
 

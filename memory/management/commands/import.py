@@ -39,7 +39,8 @@ class Command(SlowaveCommand):
         parser.add_argument(
             "--scope",
             help="target scope (kind:id); required for transcripts; for claude-code the "
-            "default is project:<basename of the recorded cwd>, for chatgpt project:chatgpt",
+            "default is the recorded cwd's repository scope (see `slowave scope`), for "
+            "chatgpt project:chatgpt",
         )
         parser.add_argument(
             "--format", choices=["transcript", "export", *FORMATS], default="transcript"

@@ -25,10 +25,12 @@ from memory.schemas import JsonTooDeep, RuleViolation, json_loads, parse_timesta
 from memory.services.import_formats import (
     HistoryPlan,
     SourceFile,
+    checked_scope,
     malformed,
     project_scope,
     records,
 )
+from memory.services.repo_scope import repo_scope
 
 KEPT_TYPES = ("user", "assistant")
 # What Claude Code writes as a user turn around slash commands and interruptions: not
@@ -172,11 +174,10 @@ def _merged(turns: list[tuple[str, _Turn]]) -> list[tuple[str, _Turn]]:
 def _scope_of(project: _Project, directory: str | None, scope: str | None, first: str) -> str:
     if scope is not None:
         return scope
-    if project.cwd is not None:
-        # The recorded working directory's last part: "/home/me/src/myapp" -> "myapp".
-        name = re.split(r"[\\/]", project.cwd.rstrip("\\/"))[-1]
-        if name:
-            return project_scope(name)
+    if project.cwd is not None and project.cwd.rstrip("\\/"):
+        # The repository's scope (memory.services.repo_scope) when the recorded working
+        # directory is here; else its last part: "/home/me/src/myapp" -> "project:myapp".
+        return checked_scope(repo_scope(project.cwd))
     if directory is None:
         raise InvalidInput.for_field(
             "scope", f"{first} records no cwd to name its scope by: give a scope"
