@@ -73,6 +73,31 @@ class MemoryShownOut(TypedDict):
 
 
 @closed
+class EpisodeProvenanceOut(TypedDict):
+    source_kind: Literal["imported_session"]
+    session_id: Annotated[str, Field(description="the imported session the turn belongs to")]
+    observed: Annotated[int, Field(description="when the turn was imported (epoch seconds)")]
+    occurred_at: NotRequired[int]
+
+
+@closed
+class EpisodeShownOut(TypedDict):
+    """A turn of imported history ranked among the memories. No feedback is owed for it: it
+    is not an exposure, and feedback naming it is rejected."""
+
+    episode_id: str
+    type: Literal["episode"]
+    content: Annotated[str, Field(description="≤1,024 chars, as a memory's")]
+    pathway: Literal["direct"]
+    content_truncated: NotRequired[Literal[True]]
+    content_chars: NotRequired[int]
+    provenance: EpisodeProvenanceOut
+
+
+ShownOut = MemoryShownOut | EpisodeShownOut
+
+
+@closed
 class ProcedurePreviewOut(TypedDict):
     procedure_id: str
     goal: str
@@ -140,7 +165,7 @@ class ActivateOut(TypedDict):
     continuity_state: Literal["started", "continued"]
     relevant_total: int
     catalog_truncated: bool
-    memories: list[MemoryShownOut]
+    memories: list[ShownOut]
     procedures: list[ProcedurePreviewOut]
     more_available: bool
     accessible_field: AccessibleField
@@ -171,7 +196,7 @@ class RecallOut(TypedDict):
     carries only the page's own keys and shows procedures as its retrieval first did."""
 
     retrieval_id: str
-    memories: list[MemoryShownOut]
+    memories: list[ShownOut]
     procedures: list[ProcedureFullOut | ProcedurePreviewOut]
     more_available: bool
     accessible_field: AccessibleField

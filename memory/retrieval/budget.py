@@ -100,7 +100,8 @@ def _fill(
             used += entry.chars
             continue
         if lead is not None and not chosen:
-            chosen.append(_cut(entry, room, lead.query) if entry.kind == "memory" else entry)
+            cuttable = entry.kind in ("memory", "episode")
+            chosen.append(_cut(entry, room, lead.query) if cuttable else entry)
         break
     return chosen
 

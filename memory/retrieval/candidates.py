@@ -11,7 +11,7 @@ import numpy as np
 from django.db import connection
 
 from memory import lexical, passages
-from memory.models import Episode, Memory
+from memory.models import Episode, Memory, Session
 from memory.retrieval.policy import Candidates
 from memory.text import tokens
 from memory.vectors import get_index
@@ -134,12 +134,13 @@ class EpisodeRow:
     embedding: bytes | None
 
 
-def load_episodes(ids: set[int], scope: str) -> list[EpisodeRow]:
+def load_episodes(ids: set[int], scope: str, *, imported_only: bool = False) -> list[EpisodeRow]:
+    """`imported_only`: episodes of imported sessions alone (the history ranked with memories)."""
     fields = ("pk", "session_id", "content", "recorded_at", "occurred_at", "salience", "embedding")
-    return [
-        EpisodeRow(*row)
-        for row in Episode.objects.filter(pk__in=ids, scope=scope).values_list(*fields)
-    ]
+    rows = Episode.objects.filter(pk__in=ids, scope=scope)
+    if imported_only:
+        rows = rows.filter(session__ended_by=Session.EndedBy.IMPORT)
+    return [EpisodeRow(*row) for row in rows.values_list(*fields)]
 
 
 def scope_kind(scope: str) -> str:

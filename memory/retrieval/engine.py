@@ -42,6 +42,9 @@ from memory.retrieval.temporal import parse_window, temporal_bonus
 from memory.text import stems, tokens
 
 Neighbours = dict[int, list[tuple[MemoryRow, float, float]]]
+# Imported turns ranked with the memories, at most this many per retrieval: history fills in
+# where memories are thin, it never floods a page.
+HISTORY_LIMIT = 5
 
 
 @dataclass
@@ -55,6 +58,9 @@ class Ranking:
     policy: RankingPolicy
     now: datetime
     associated: Neighbours = field(default_factory=dict)
+    # Episodes of the scope's imported sessions that pass the floor, best first (empty for a
+    # scope without imported history, so its ranking is unchanged).
+    history: list[Scored[EpisodeRow]] = field(default_factory=list)
     _episodes: list[Scored[EpisodeRow]] | None = None
 
     def episodes(self) -> list[Scored[EpisodeRow]]:
@@ -87,6 +93,8 @@ def rank(
         now=now,
     )
     ranking.associated = associations.neighbours(memories, prepared, policy)
+    if prepared.imported:
+        ranking.history = _rank_episodes(prepared, policy, now, imported_only=True)[:HISTORY_LIMIT]
     return ranking
 
 
@@ -106,6 +114,7 @@ def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: Ran
         words=words,
         rank_vectors=rank_vectors,
         named=named,
+        imported=facts.imported,
     )
 
 
@@ -292,12 +301,14 @@ def _discriminative(
     return any(sum(term in s for s in doc_stems.values()) <= most for term in shared)
 
 
-def _rank_episodes(cue: Cue, policy: RankingPolicy, now: datetime) -> list[Scored[EpisodeRow]]:
+def _rank_episodes(
+    cue: Cue, policy: RankingPolicy, now: datetime, *, imported_only: bool = False
+) -> list[Scored[EpisodeRow]]:
     pools = _gather(cue, "episode", [cue.scope], policy)
     ids = set().union(*(p.ids for p in pools)) if pools else set()
     terms = policy.terms
     out = []
-    for episode in load_episodes(ids, cue.scope):
+    for episode in load_episodes(ids, cue.scope, imported_only=imported_only):
         item = Scored(obj=episode, vector=embeddings.from_blob(episode.embedding))
         moment = episode.occurred_at or episode.recorded_at
         recency = (terms.episode_recency, terms.episode_recency_half_life_days)

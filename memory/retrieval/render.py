@@ -11,7 +11,7 @@ from memory.retrieval.paging import excerpt
 
 if TYPE_CHECKING:
     from memory.replies.verbs import EvidenceOut, EvidenceRefOut
-    from memory.retrieval.candidates import MemoryRow
+    from memory.retrieval.candidates import EpisodeRow, MemoryRow
 
 FAILED_CAVEAT = (
     "This procedure previously failed; treat it as cautionary evidence, not recommended guidance."
@@ -49,6 +49,34 @@ def memory_payload(
         provenance["origin_scope"] = memory.scope
     if memory.superseded_by_id:
         provenance["superseded_by"] = memory_ref(memory.superseded_by_id)
+    payload["provenance"] = provenance
+    return payload
+
+
+def episode_ref(pk: int) -> str:
+    """An imported turn's id on a page (the same id its recall evidence carries)."""
+    return f"ep_{pk}"
+
+
+def episode_payload(episode: EpisodeRow, *, query: str) -> dict[str, Any]:
+    """An imported turn shown among the memories: marked as an episode, its text bounded like
+    a memory's, with the session it came from."""
+    content, truncated = excerpt(episode.content, query)
+    payload: dict[str, Any] = {
+        "episode_id": episode_ref(episode.pk),
+        "type": "episode",
+        "content": content,
+        "pathway": "direct",
+    }
+    if truncated:
+        payload["content_truncated"] = True
+    provenance: dict[str, Any] = {
+        "source_kind": "imported_session",
+        "session_id": episode.session_id,
+        "observed": epoch(episode.recorded_at),
+    }
+    if episode.occurred_at is not None:
+        provenance["occurred_at"] = epoch(episode.occurred_at)
     payload["provenance"] = provenance
     return payload
 

@@ -33,6 +33,7 @@ class Cue:
     # Vectors of the facets without speaker names: they order items, `vectors` admit them.
     rank_vectors: np.ndarray | None = None
     named: frozenset[str] = frozenset()  # speakers of the scope the cue names
+    imported: bool = False  # the scope holds an imported history (its turns rank as history)
 
 
 @dataclass

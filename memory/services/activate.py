@@ -18,7 +18,7 @@ from memory.services.retrieval import retrieval_prepare, retrieval_publish
 from memory.services.sessions import ClientInfo, continuity_resolve, event_append
 
 COLD_START = (
-    "This scope has no memories yet. Read one stable project document (e.g. the README), then "
+    "This scope has no memories or imported history yet. Read one stable project document (e.g. the README), then "
     "remember only durable facts that are not otherwise observable, one claim per memory."
 )
 LEXICAL_ONLY = "The embedding model is unavailable; results come from lexical search only."
@@ -91,10 +91,15 @@ def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> 
             metadata={"initial_goal": data.initial_goal},
             seq=1,  # the session was created just above
         )
+        # Imported history is working memory: a scope holding only imported sessions is
+        # not a cold start (its turns rank with the memories).
         cold = (
             not Memory.objects.filter(scope=data.scope)
             .exclude(status=Memory.Status.FORGOTTEN)
             .exists()
+            and not Session.objects.filter(
+                scope=data.scope, ended_by=Session.EndedBy.IMPORT
+            ).exists()
         )
         retrieval, page = retrieval_publish(
             session=session, prepared=prepared, query=data.task, now=now

@@ -15,6 +15,8 @@ from memory.retrieval.engine import Ranking, rank
 from memory.retrieval.paging import Entry, Page, accessible_field, build_pages
 from memory.retrieval.render import (
     episode_evidence,
+    episode_payload,
+    episode_ref,
     event_evidence,
     memory_payload,
     procedure_full,
@@ -59,6 +61,7 @@ def _entries(
             )
             for m, w, t in found
         ]
+    direct = _with_history(direct, ranking, query)
     render = procedure_preview if kind == "activate" else procedure_full
     procedures = [
         Entry(
@@ -72,6 +75,30 @@ def _entries(
         for it in ranking.procedures
     ]
     return direct, procedures, associated
+
+
+def _with_history(direct: list[Entry], ranking: Ranking, query: str) -> list[Entry]:
+    """The direct memories with the imported turns that passed the floor merged in by score;
+    each list keeps its own order, and without imported history nothing changes."""
+    if not ranking.history:
+        return direct
+    turns = [
+        Entry(
+            ref=episode_ref(it.obj.pk),
+            kind="episode",
+            pathway="direct",
+            currency="current",
+            scores=it.details,
+            payload=episode_payload(it.obj, query=query),
+            source=it.obj.content,
+        )
+        for it in ranking.history
+    ]
+    merged: list[Entry] = []
+    while direct and turns:
+        ahead = float(turns[0].scores["score"]) > float(direct[0].scores.get("score", 0.0))
+        merged.append(turns.pop(0) if ahead else direct.pop(0))
+    return merged + direct + turns
 
 
 def _evidence(
@@ -89,8 +116,14 @@ def _evidence(
         event_evidence(events[sources[pk]], pk, full) for pk in refs if sources.get(pk) in events
     ]
     # Episodes only ever fill what the provenance left: skip ranking them when it is full.
+    # A turn already on the page as history is not repeated as evidence.
+    shown = {m["ref"] for m in first_page if m["kind"] == "episode"}
     if len(items) <= EVIDENCE_LIMIT:
-        items += [episode_evidence(it.obj, full) for it in ranking.episodes()]
+        items += [
+            episode_evidence(it.obj, full)
+            for it in ranking.episodes()
+            if episode_ref(it.obj.pk) not in shown
+        ]
     return items[:EVIDENCE_LIMIT], len(items) > EVIDENCE_LIMIT
 
 
@@ -241,7 +274,8 @@ def _expose(
     )
     rows = []
     for rank_at, item in enumerate([*memories, *procedures], start=base + 1):
-        if (item["kind"], item["ref"]) in existing:
+        # Imported turns are shown, not exposed: no feedback is owed for them.
+        if item["kind"] == "episode" or (item["kind"], item["ref"]) in existing:
             continue
         rows.append(
             Exposure(
