@@ -37,7 +37,10 @@ RULES: tuple[Rule, ...] = (
     # `GITHUB_TOKEN=…`, `export HF_TOKEN="…"`, `token = '…'` (a name ending in token).
     Rule(
         "secret assignment",
-        re.compile(r"(?i)(?<![\w.])[a-z0-9_]{0,60}token[\"']?[ \t]*=[ \t]*[\"'`]?([^\s\"'`]{8,})"),
+        re.compile(
+            r"(?i)(?<![\w.])[a-z0-9_]{0,60}token[\"']?[ \t]*=[ \t]*[\"'`]?"
+            r"([A-Za-z0-9_\-+/=:.~]{8,})(?![\w.(\-+/=:~])"  # a call is code, not a value
+        ),
         1,
         "token",
     ),

@@ -95,3 +95,30 @@ def test_redact_imports_the_memory_with_the_key_replaced(
         [(session_redactions,)] = db.execute("SELECT redactions FROM memory_session").fetchall()
     assert sorted(p.split("_")[0] for p in json.loads(session_redactions)) == ["ep", "evt"]
     assert AWS_ID.encode() not in _store_bytes(home)
+
+
+def test_a_credential_in_a_short_field_is_refused_under_either_policy(
+    export_with_key: Path, tmp_path: Path
+) -> None:
+    """A scope (or key, or client name) is never rewritten: a redaction could merge two."""
+    token = "ghp_" + "Zq8Lm2Xv4Ns6Pt0Rw3Ky5Hb7Jc9Df1Ga3Ue5Vo"
+    edited = tmp_path / "scoped.jsonl"
+    edited.write_text(
+        export_with_key.read_text()
+        .replace(AWS_ID, "AKIA-free text")
+        .replace(f'"{SCOPE}"', f'"user:{token}"')
+    )
+    for policy in ("reject", "redact"):
+        home = _fresh(tmp_path, policy)
+        refused = slowave(
+            home,
+            "import",
+            str(edited),
+            "--format",
+            "export",
+            env=cli_env(home, SLOWAVE_SECRETS=policy),
+        )
+        assert refused.code == 1, refused.out
+        assert ".scope holds a credential (GitHub token at characters" in refused.err
+        assert "never rewritten" in refused.err and token not in refused.err + refused.out
+        assert _memories(home) == []
