@@ -43,7 +43,7 @@ from mcp_bridge.frames import Rejection, StdinFrames, claimed_stdin
 from mcp_bridge.tools import TOOLS
 from memory import instruments
 from memory.embeddings import warm_up_in_background
-from memory.errors import InvalidInput, SlowaveError, as_slowave_error
+from memory.errors import STORAGE_FAULTS, InvalidInput, SlowaveError, as_slowave_error
 from memory.http.workers import admitted
 from memory.replies.envelope import Envelope, Failed
 from memory.schemas import parse_input
@@ -103,6 +103,8 @@ def error_envelope(exc: BaseException, tool_name: str) -> Failed:
     if error.code == "internal_error":
         # The client gets a generic message; the operator gets the traceback on stderr.
         logger.error("tool %s failed", tool_name, exc_info=exc)
+    elif isinstance(error, STORAGE_FAULTS):
+        logger.error("tool %s: %s (%s)", tool_name, error.code, exc.__cause__ or exc)
     elif not isinstance(exc, SlowaveError):
         logger.warning("tool %s: %s (%s)", tool_name, error.code, exc)
     return {"ok": False, "error": error.as_error()}
@@ -279,7 +281,10 @@ async def _prepare(prepare: Callable[[], None] | None, ready: anyio.Event) -> No
         try:
             await sync_to_async(prepare, thread_sensitive=True)()
         except Exception as exc:
-            raise ServerCannotStart(f"preparing the database failed: {exc}") from exc
+            fault = as_slowave_error(exc)
+            # A store fault is named (storage_read_only, ...), with what to do about it.
+            reason = f"{fault.code}: {fault.message}" if isinstance(fault, STORAGE_FAULTS) else exc
+            raise ServerCannotStart(f"preparing the database failed: {reason}") from exc
     ready.set()
 
 

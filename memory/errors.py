@@ -78,6 +78,37 @@ class StorageError(SlowaveError):
     retryable = False
 
 
+class StorageCorrupt(SlowaveError):
+    """The store's file is damaged; retrying cannot help, a restore from backup can."""
+
+    code = "storage_corrupt"
+    retryable = False
+
+
+class StorageReadOnly(SlowaveError):
+    """The store cannot be written (file, directory or mount is read-only)."""
+
+    code = "storage_read_only"
+    retryable = False
+
+
+class StorageFull(SlowaveError):
+    """No space left for the store; the same call succeeds once space is freed."""
+
+    code = "storage_full"
+    retryable = True
+
+
+# Faults of the store itself: named, logged in one line, never an item-level failure.
+STORAGE_FAULTS = (StorageCorrupt, StorageReadOnly, StorageFull)
+
+_CORRUPT = (
+    "the database is damaged; run `slowave doctor`, then restore a backup with `slowave restore`"
+)
+_READ_ONLY = "the database cannot be written (read-only file, directory or mount)"
+_FULL = "no space left for the database; free disk space and retry the call"
+
+
 class HostNotAllowed(SlowaveError):
     """The Host header names no host this server answers to (DNS-rebinding protection)."""
 
@@ -103,8 +134,27 @@ def as_slowave_error(exc: BaseException) -> SlowaveError:
     """Map any exception raised below an edge to the error the edge reports."""
     if isinstance(exc, SlowaveError):
         return exc
-    from django.db import OperationalError
+    import errno
 
-    if isinstance(exc, OperationalError) and "locked" in str(exc).lower():
+    from django.db import DatabaseError, OperationalError
+
+    text = str(exc).lower()
+    if isinstance(exc, OperationalError) and "locked" in text:
         return StorageBusy("storage is busy; retry the call")
+    if isinstance(exc, DatabaseError | OSError):
+        if "malformed" in text or "not a database" in text or "is corrupt" in text:
+            return StorageCorrupt(_CORRUPT)
+        if (
+            "readonly database" in text
+            or "read-only file system" in text
+            or "read-only transaction" in text
+            or getattr(exc, "errno", None) == errno.EROFS
+        ):
+            return StorageReadOnly(_READ_ONLY)
+        if (
+            "disk is full" in text
+            or "no space left" in text
+            or getattr(exc, "errno", None) == errno.ENOSPC
+        ):
+            return StorageFull(_FULL)
     return SlowaveError("internal error; the details are in the server log")

@@ -30,7 +30,13 @@ from ninja.openapi.docs import DocsBase
 from pydantic import BaseModel
 
 from memory.api import BODY_MODELS, REF_TEMPLATE, REPLY_MODELS, router
-from memory.errors import InvalidInput, NotFound, SlowaveError, as_slowave_error
+from memory.errors import (
+    STORAGE_FAULTS,
+    InvalidInput,
+    NotFound,
+    SlowaveError,
+    as_slowave_error,
+)
 from memory.http.status import status_for
 from memory.services.tokens import Unauthorized
 
@@ -160,6 +166,10 @@ def _on_exception(request: HttpRequest, exc: Exception) -> HttpResponse:
     error = as_slowave_error(exc)
     if error.code == "internal_error":
         logger.error("%s %s failed", request.method, request.path, exc_info=exc)
+    elif isinstance(error, STORAGE_FAULTS):
+        # One line per call: the fault is named, a traceback would only repeat it.
+        cause = exc.__cause__ or exc
+        logger.error("%s %s: %s (%s)", request.method, request.path, error.code, cause)
     return error_response(request, error)
 
 

@@ -14,6 +14,9 @@ HTTP_STATUS: dict[str, int] = {
     "storage_error": 500,
     "internal_error": 500,
     "storage_busy": 503,
+    "storage_corrupt": 500,
+    "storage_read_only": 503,
+    "storage_full": 503,
 }
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from django.db import IntegrityError, transaction
 
 from memory import embeddings, passages
-from memory.errors import SlowaveError, as_slowave_error
+from memory.errors import STORAGE_FAULTS, SlowaveError, as_slowave_error
 from memory.ids import memory_ref
 from memory.indexing import index_memory
 from memory.models import Event, Memory, Support
@@ -114,6 +114,8 @@ def memory_remember(*, data: RememberIn, now: datetime) -> RememberOut:
                 raise
             except Exception as exc:  # one item's runtime failure must not sink the batch
                 error = as_slowave_error(exc)
+                if isinstance(error, STORAGE_FAULTS):
+                    raise error from exc  # the store's fault, not this item's: name it
                 if error.code == "internal_error":
                     # Its message sends the operator here: the traceback must be in the log.
                     logger.error(

@@ -3,14 +3,21 @@ restore`), and a server that cannot write its store says so in one line and exit
 
 from __future__ import annotations
 
-import os
+import json
+import secrets
 import sqlite3
 import subprocess
 import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.admin.live import live_server
 from tests.cli.runner import ENTRY, REPO_ROOT, cli_env, slowave
 
 DAMAGED_TABLES = ("memory_event", "memory_memory")
@@ -52,25 +59,89 @@ def test_doctor_passes_the_integrity_check_on_a_sound_store(migrated: Path) -> N
     assert checks["integrity"]["status"] == "ok", checks["integrity"]
 
 
-def test_mcp_serve_on_a_read_only_store_says_so_in_one_line_and_exits(migrated: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("running as root: a file mode cannot make the store read-only")
-    db = migrated / "slowave.sqlite3"
-    for path in (db, migrated):
-        path.chmod(0o500 if path.is_dir() else 0o400)
+@contextmanager
+def _read_only_mount(source: Path, target: Path) -> Iterator[Path]:
+    """`source` again at `target`, read-only (a bind mount: needs root, skips without it)."""
+    target.mkdir()
+    mounted = subprocess.run(["mount", "--bind", str(source), str(target)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"needs root to bind-mount a read-only store: {mounted.stderr.decode()}")
     try:
-        proc = subprocess.run(
-            [sys.executable, "-c", ENTRY, "mcp_serve"],
-            cwd=REPO_ROOT,
-            env=cli_env(migrated),
-            input="",
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        remount = ["mount", "-o", "remount,ro,bind", str(target)]
+        if subprocess.run(remount, capture_output=True).returncode != 0:
+            pytest.skip("cannot remount the bind mount read-only")
+        yield target
     finally:
-        migrated.chmod(0o700)
-        db.chmod(0o600)
-    assert proc.returncode != 0
+        subprocess.run(["umount", str(target)], check=True)
+
+
+def test_mcp_serve_on_a_read_only_store_says_so_in_one_line_and_exits(
+    migrated: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    store = tmp_path_factory.mktemp("store")
+    (migrated / "slowave.sqlite3").rename(store / "slowave.sqlite3")
+    # Rollback-journal mode, so the read-only store still opens and reads (WAL would need to
+    # create its -shm file): only its writes fail, which is what the server must notice.
+    with sqlite3.connect(store / "slowave.sqlite3") as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    with _read_only_mount(store, tmp_path_factory.mktemp("ro") / "mnt") as read_only:
+        log = tmp_path_factory.mktemp("log") / "stderr.txt"
+        with log.open("w") as stderr:
+            # stdin stays open, as an agent keeps it: the server must exit on its own
+            proc = subprocess.Popen(
+                [sys.executable, "-c", ENTRY, "mcp-serve"],
+                cwd=REPO_ROOT,
+                env=cli_env(migrated, SLOWAVE_DB_PATH=str(read_only / "slowave.sqlite3")),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
+            try:
+                proc.wait(timeout=60)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                assert proc.stdin is not None
+                proc.stdin.close()
+    proc.stderr = log.read_text()
+    assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "read-only" in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "read-only" in line]
+    assert len(lines) == 1 and "cannot start" in lines[0], proc.stderr
+    assert "storage_read_only" in lines[0]
+
+
+def test_a_live_server_names_a_damaged_store_in_one_line_per_call(migrated: Path) -> None:
+    token = secrets.token_urlsafe(24)
+    _damage(migrated / "slowave.sqlite3")
+    with live_server(
+        migrated,
+        ready="/api/health",
+        SLOWAVE_API_TOKENS=token,
+        SLOWAVE_ALLOW_ANONYMOUS_LOCAL="false",
+    ) as base:
+
+        def post(verb: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+            request = urllib.request.Request(
+                f"{base}/api/{verb}",
+                data=json.dumps(body).encode(),
+                method="POST",
+                headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=120) as response:
+                    return response.status, json.loads(response.read())
+            except urllib.error.HTTPError as exc:
+                return exc.code, json.loads(exc.read())
+
+        activate = {"task": "fix the build", "initial_goal": "green", "scope": "project:disk"}
+        replies = [post("activate", activate) for _ in range(3)]
+    for status, envelope in replies:
+        assert status == 500, envelope
+        assert envelope["error"]["code"] == "storage_corrupt", envelope
+        assert envelope["error"]["retryable"] is False
+        assert "slowave restore" in envelope["error"]["message"]
+    log = (migrated / "up.log").read_text()
+    assert "Traceback" not in log, log
+    assert log.count("storage_corrupt") == 3, log

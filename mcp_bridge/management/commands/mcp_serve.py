@@ -26,6 +26,7 @@ from django.db.migrations.executor import MigrationExecutor
 from mcp_bridge.log_limit import say
 from memory.selectors.stats import database_label
 from memory.services.holders import store_hold
+from memory.services.storage import storage_check_writable
 
 
 class Command(BaseCommand):
@@ -118,6 +119,8 @@ def migrate_if_needed() -> None:
             applied = sum(
                 line.lstrip().startswith("Applying ") for line in report.getvalue().splitlines()
             )
+        # A server that cannot write its store must not report ready (it would fail every write).
+        storage_check_writable()
     finally:
         connection.close()
     migrations = f"; applied {applied} migrations" if applied else ""
