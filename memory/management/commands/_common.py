@@ -12,10 +12,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any, cast
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.core.serializers.json import DjangoJSONEncoder
 
 from memory.errors import SlowaveError
+from memory.management.terminal import PrintableConsole, PrintableOutput
 from memory.services.holders import store_hold
 
 
@@ -35,6 +36,12 @@ class SlowaveCommand(BaseCommand):
 
     def execute(self, *args: Any, **options: Any) -> Any:
         self.as_json = bool(options.get("as_json"))
+        if options.get("stdout"):
+            self.stdout = OutputWrapper(options.pop("stdout"))
+        # Human-facing output never carries a stored text's control characters raw.
+        self._stream = self.stdout._out
+        if not self.as_json:
+            self.stdout = PrintableOutput(self._stream)
         try:
             if not self.holds_store:
                 return super().execute(*args, **options)
@@ -52,9 +59,8 @@ class SlowaveCommand(BaseCommand):
         self.stdout.write(json.dumps(data, cls=DjangoJSONEncoder, ensure_ascii=False, indent=2))
 
     def console(self) -> Any:
-        from rich.console import Console
-
-        return Console(file=cast(IO[str], self.stdout), highlight=False, soft_wrap=True)
+        stream = getattr(self, "_stream", self.stdout)
+        return PrintableConsole(file=cast(IO[str], stream), highlight=False, soft_wrap=True)
 
     @contextmanager
     def progress(
