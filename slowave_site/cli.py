@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "createadmin": ("createadmin", "create an admin login"),
     "setup": ("setup", "MCP configuration for claude-code, cursor, generic"),
     "token": ("token", "API tokens for /api/ and /mcp: create, revoke, list"),
+    "hook": ("hook", "Claude Code hooks: session-start, prompt, stop (JSON on stdin)"),
     "scope": ("scope", "the scope of a directory: one per git repository"),
     "migrate": ("migrate", "apply database migrations"),
 }
@@ -89,6 +90,47 @@ def parse_globals(args: list[str]) -> tuple[str | None, bool, list[str]]:
     return db, as_json, args
 
 
+# A hook's hard limit in seconds: reads answer before the prompt goes out, the capture after.
+HOOK_TIMEOUTS = {"session-start": 10, "prompt": 10, "stop": 30}
+
+
+def run_hook(args: list[str]) -> None:
+    """`slowave hook EVENT` that never breaks the client: whatever fails (settings, the
+    database, the hook itself, the time limit) is one line on stderr, and the exit is 0."""
+    import signal
+    import threading
+
+    limit = HOOK_TIMEOUTS.get(args[1] if len(args) > 1 else "", 10)
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"gave up after {limit}s")
+
+    def kill() -> None:  # stuck in C code the alarm cannot interrupt
+        print(f"slowave hook: gave up after {limit}s", file=sys.stderr, flush=True)
+        os._exit(0)
+
+    signal.signal(signal.SIGALRM, expire)
+    signal.alarm(limit)
+    killer = threading.Timer(limit + 2, kill)
+    killer.daemon = True
+    killer.start()
+    try:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
+        from django.core.management import execute_from_command_line
+
+        settings_or_exit()
+        execute_from_command_line(["slowave", "hook", *args[1:]])
+    except SystemExit:
+        pass  # a usage or CommandError line is already on stderr
+    except BaseException as exc:  # noqa: BLE001 - a hook must not break the client
+        line = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"slowave hook: {line[:300]}", file=sys.stderr)
+    finally:
+        signal.alarm(0)
+        killer.cancel()
+    raise SystemExit(0)
+
+
 def main(argv: list[str] | None = None) -> None:
     db, as_json, args = parse_globals(list(sys.argv[1:] if argv is None else argv))
     if not args:
@@ -100,6 +142,8 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"unknown command {args[0]!r}")
     if db:
         os.environ["SLOWAVE_DB_PATH"] = os.path.abspath(os.path.expanduser(db))
+    if args[0] == "hook" and not as_json:
+        run_hook(args)
     if as_json:
         if args[0] not in JSON_COMMANDS:
             _fail(f"{args[0]} has no --json output")

@@ -7,11 +7,19 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.management.base import CommandError
 
 from memory.errors import SlowaveError
 from memory.management.commands._common import SlowaveCommand
 from memory.services.clients import CLIENTS, client_config, client_config_write
 from memory.services.embedder_export import embedder_export
+from memory.services.hook_config import hooks_config, hooks_target, hooks_write
+from memory.services.repo_scope import repo_scope
+
+SCOPE_HINT = (
+    "Scope for {dir}: {scope} (`slowave scope` prints it; an agent without hooks should pass "
+    "this as `scope` to slowave_activate, the same from every worktree of the repository)"
+)
 
 
 class Command(SlowaveCommand):
@@ -32,9 +40,25 @@ class Command(SlowaveCommand):
             "--dir", default=".", help="project directory for --write (default: here)"
         )
         parser.add_argument("--identity", help="SLOWAVE_CLIENT_IDENTITY (default: host name)")
+        parser.add_argument(
+            "--hooks",
+            action="store_true",
+            help="claude-code only: merge Slowave's hooks (SessionStart, UserPromptSubmit, "
+            "Stop, SessionEnd, PreCompact) into ~/.claude/settings.json, keeping every other "
+            "hook; run again, it adds nothing",
+        )
+        parser.add_argument(
+            "--project",
+            action="store_true",
+            help="with --hooks: write the project's .claude/settings.json (under --dir) instead",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         client = options["client"]
+        if options["hooks"]:
+            return self._hooks(options)
+        if options["project"]:
+            raise CommandError("--project applies to --hooks only", returncode=2)
         config = client_config(client=client, identity=options["identity"])
         if not options["write"]:
             self.stdout.write(json.dumps(config, indent=2))
@@ -49,6 +73,30 @@ class Command(SlowaveCommand):
             self.stdout.write(
                 f"Wrote the slowave server into {target}; restart {client} to load it."
             )
+            directory = Path(options["dir"]).resolve()
+            self.stdout.write(SCOPE_HINT.format(dir=directory, scope=repo_scope(directory)))
+
+    def _hooks(self, options: dict[str, Any]) -> None:
+        if options["client"] != "claude-code":
+            raise CommandError("--hooks applies to claude-code only", returncode=2)
+        directory = Path(options["dir"]).resolve()
+        target = hooks_target(project=directory if options["project"] else None)
+        config = hooks_config()
+        added = hooks_write(target=target, config=config)
+        scope = repo_scope(directory)
+        if self.as_json:
+            data = {"written": str(target), "added": added, "hooks": config, "scope": scope}
+            self.emit({"ok": True, "data": data})
+            return
+        if not added:
+            self.stdout.write(f"{target} already runs Slowave's hooks; nothing written.")
+        else:
+            self.stdout.write(f"Merged into {target} (other hooks kept):")
+            for event, commands in added.items():
+                for command in commands:
+                    self.stdout.write(f"  {event}: {command}")
+            self.stdout.write("Restart Claude Code to load them; remove these entries to stop.")
+        self.stdout.write(SCOPE_HINT.format(dir=directory, scope=scope))
 
     def _export(self) -> str:
         """Make the ONNX export the server will serve from, now rather than at its first start;

@@ -1,0 +1,227 @@
+"""Claude Code hooks (`slowave hook EVENT`, JSON on stdin): memory that reaches the agent unasked.
+
+- `session-start` (SessionStart): an activation in the repository's scope, within
+  SESSION_START_TOKENS, printed for the model; the Slowave session it opens is kept per
+  Claude Code session (under SLOWAVE_HOME/hooks/) for the prompts that follow.
+- `prompt` (UserPromptSubmit): a recall for the prompt within PROMPT_TOKENS in that session
+  (an activation when there is none, or it has ended); printed only when something passes
+  retrieval's floor, so an unrelated prompt gets nothing.
+- `stop` (Stop, SessionEnd, PreCompact): the transcript's new turns captured
+  (memory.services.hook_capture), then queued for consolidation.
+
+Reads go to a running `slowave up` over HTTP (POST /api/activate|recall on SLOWAVE_HOST and
+SLOWAVE_PORT) when one answers there, and to the services in this process otherwise. The
+scope is the repository's (memory.services.repo_scope) of the hook's `cwd`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from memory.errors import InvalidInput, SlowaveError
+from memory.services.repo_scope import repo_scope
+
+HOOK_EVENTS = ("session-start", "prompt", "stop")
+SESSION_START_TOKENS = 600
+PROMPT_TOKENS = 400
+HTTP_TIMEOUT = 5.0  # seconds for one call to a running server
+CONNECT_TIMEOUT = 0.2  # is a server listening at all
+PROMPT_MAX = 4_000  # a recall query's bound
+SAFE_RE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+@dataclass(frozen=True)
+class HookInput:
+    session_id: str
+    cwd: str
+    transcript_path: str | None
+    prompt: str | None
+    source: str | None
+
+
+def hook_input(raw: str) -> HookInput:
+    """The fields a hook uses from Claude Code's JSON on stdin; a missing one names itself."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"hook input is not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise InvalidInput("hook input must be a JSON object")
+
+    def text(name: str, required: bool) -> str | None:
+        value = data.get(name)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidInput.for_field(name, f"{name} must be a nonblank string")
+        return value
+
+    return HookInput(
+        session_id=text("session_id", True) or "",
+        cwd=text("cwd", True) or "",
+        transcript_path=text("transcript_path", False),
+        prompt=text("prompt", False),
+        source=text("source", False),
+    )
+
+
+# --- where the verbs run ---------------------------------------------------------------
+
+
+def _server() -> str | None:
+    """The base URL of a `slowave up` listening on SLOWAVE_HOST:SLOWAVE_PORT, or None."""
+    host, port = settings.SLOWAVE_HOST, settings.SLOWAVE_PORT
+    host = "127.0.0.1" if host in ("0.0.0.0", "") else host.strip("[]")
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
+            pass
+    except OSError:
+        return None
+    return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+
+
+def _http(base: str, verb: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"{base}/api/{verb}",
+        data=json.dumps(body).encode(),
+        headers={
+            "Content-Type": "application/json",
+            "X-Slowave-Client": "claude-code-hook",
+            "X-Slowave-Client-Version": "http",
+        },
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
+            envelope = json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        envelope = json.loads(exc.read() or b"{}")
+    if not envelope.get("ok"):
+        error = envelope.get("error") or {}
+        raise InvalidInput(f"{verb} over HTTP: {error.get('message', 'failed')}")
+    return dict(envelope["data"])
+
+
+def _local(verb: str, body: dict[str, Any], now: datetime) -> dict[str, Any]:
+    from memory.schemas import ActivateIn, RecallIn
+    from memory.services.activate import session_activate
+    from memory.services.recall import retrieval_recall
+    from memory.services.sessions import ClientInfo
+
+    if verb == "activate":
+        client = ClientInfo(
+            name="claude-code-hook",
+            version="in-process",
+            identity=settings.SLOWAVE_CLIENT_IDENTITY,
+        )
+        return dict(session_activate(data=ActivateIn(**body), client=client, now=now))
+    return dict(retrieval_recall(data=RecallIn(**body), now=now))
+
+
+def _call(verb: str, body: dict[str, Any], now: datetime) -> dict[str, Any]:
+    base = _server()
+    return _http(base, verb, body) if base else _local(verb, body, now)
+
+
+# --- the Slowave session kept per Claude Code session ------------------------------------
+
+
+def _state_file(session_id: str) -> Path:
+    return Path(settings.SLOWAVE_HOME) / "hooks" / f"{SAFE_RE.sub('_', session_id)[:150]}.json"
+
+
+def _kept_session(hook: HookInput, scope: str) -> str | None:
+    try:
+        state = json.loads(_state_file(hook.session_id).read_text())
+    except (OSError, ValueError):
+        return None
+    if isinstance(state, dict) and state.get("scope") == scope:
+        return state.get("session_id")
+    return None
+
+
+def _keep_session(hook: HookInput, scope: str, session_id: str) -> None:
+    path = _state_file(hook.session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"session_id": session_id, "scope": scope}))
+
+
+def _activate(hook: HookInput, scope: str, task: str, tokens: int, now: datetime) -> dict[str, Any]:
+    body = {
+        "task": task[:20_000],
+        "initial_goal": "Carry on the work in this repository",
+        "scope": scope,
+        "max_tokens": tokens,
+    }
+    reply = _call("activate", body, now)
+    _keep_session(hook, scope, reply["session_id"])
+    return reply
+
+
+# --- what reaches the model -----------------------------------------------------------------
+
+
+def hook_render(reply: dict[str, Any], scope: str, heading: str) -> str:
+    """The memories and procedures of a reply as lines for the model; "" when there are none."""
+    lines = [f"- [{m['type']}] {m['content']} ({m['memory_id']})" for m in reply.get("memories", [])]
+    for procedure in reply.get("procedures", []):
+        lines.append(
+            f"- procedure: {procedure['goal']}: {procedure['summary']} "
+            f"({procedure['procedure_id']})"
+        )
+    if not lines:
+        return ""
+    return "\n".join([f"Slowave memory ({scope}), {heading}:", *lines])
+
+
+def hook_session_start(hook: HookInput, now: datetime) -> str:
+    scope = repo_scope(hook.cwd)
+    name = scope.partition(":")[2].rstrip("/").rsplit("/", 1)[-1]
+    task = f"Start of a coding session in the {name} repository ({hook.source or 'startup'})"
+    reply = _activate(hook, scope, task, SESSION_START_TOKENS, now)
+    return hook_render(reply, scope, "what this repository's memory holds")
+
+
+def hook_prompt(hook: HookInput, now: datetime) -> str:
+    if not hook.prompt:
+        return ""
+    scope = repo_scope(hook.cwd)
+    query = hook.prompt[:PROMPT_MAX]
+    session_id = _kept_session(hook, scope)
+    reply: dict[str, Any] | None = None
+    if session_id is not None:
+        body = {"session_id": session_id, "scope": scope, "query": query}
+        try:
+            reply = _call("recall", {**body, "max_tokens": PROMPT_TOKENS}, now)
+        except SlowaveError:
+            reply = None  # the session ended or was reaped: a fresh activation instead
+    if reply is None:
+        reply = _activate(hook, scope, query, PROMPT_TOKENS, now)
+    return hook_render(reply, scope, "related to this prompt")
+
+
+def hook_stop(hook: HookInput, now: datetime) -> str:
+    from memory.services.hook_capture import hook_capture
+
+    if hook.transcript_path is None:
+        raise InvalidInput.for_field("transcript_path", "transcript_path is required to capture")
+    hook_capture(transcript_path=hook.transcript_path, cwd=hook.cwd, now=now)
+    return ""
+
+
+def hook_run(*, event: str, raw: str, now: datetime) -> str:
+    """What the hook `event` prints for the model, given Claude Code's JSON `raw`."""
+    handlers = {"session-start": hook_session_start, "prompt": hook_prompt, "stop": hook_stop}
+    if event not in handlers:
+        raise InvalidInput.for_field("event", f"event must be one of {', '.join(HOOK_EVENTS)}")
+    return handlers[event](hook_input(raw), now)
