@@ -11,7 +11,11 @@ import uuid
 import pytest
 from django.utils import timezone
 
+from pydantic import TypeAdapter
+
 from memory.models import Exposure, Memory, Prototype
+from memory.replies.reads import RetrievalExplanationOut
+from memory.selectors import retrieval_explain
 from memory.services.transcripts import transcripts_import
 from tests.consolidation.support import run_consolidation
 from tests.factories import commit, fresh_scope, open_session, remember, retrieval
@@ -49,6 +53,11 @@ def test_an_imported_turn_ranks_with_memories_and_a_live_episode_does_not() -> N
         retrieval_id=shown["retrieval_id"], target_kind="episode"
     ).exists()
     assert shown["relevant_total"] >= 1
+    # `slowave explain` lists the turn with its signals, in the declared reply shape.
+    explained = retrieval_explain(retrieval_id=shown["retrieval_id"]).as_data()
+    TypeAdapter(RetrievalExplanationOut).validate_python(explained)
+    (item,) = [i for i in explained["items"] if i["kind"] == "episode"]
+    assert item["ref"] == turn["episode_id"] and not item["exposed"] and item["signals"]
 
     # The same words said in a live session are a memory and episodes, never a shown turn.
     live = fresh_scope("live")
