@@ -30,6 +30,15 @@ _ERRORS_COMMON = (
     "retry the same call."
 )
 
+# Imported turns shown among the memories (issue 25): what they look like, and that no
+# feedback is owed for them.
+_HISTORY = (
+    "In a scope with imported history (slowave import) the memories list may also hold "
+    "relevant turns of it, ranked with the memories: {episode_id, type: 'episode', content, "
+    "pathway, provenance {source_kind: imported_session, session_id, occurred_at}}. Use them "
+    "as context; no feedback is owed for them (they are not memories).\n"
+)
+
 ACTIVATE = (
     "Start of every task: call this FIRST, once per task, before doing the work. Opens a new "
     "Slowave session and returns the memories and procedures relevant to the task.\n"
@@ -39,7 +48,9 @@ ACTIVATE = (
     "Returns session_id and retrieval_id (keep both), memories [{memory_id, type, content, "
     "pathway, currency}], procedures (goal, summary, outcome, caveats), warnings, "
     "continuity_id, and more_available/continue_from when the catalogue has further pages. "
-    "memory_state 'cold_start' means the scope is empty: read one stable project document, "
+    + _HISTORY
+    + "memory_state 'cold_start' means the scope holds no memories and no imported history: "
+    "read one stable project document, "
     "then slowave_remember only durable facts not otherwise observable, one claim each. A "
     "'historical' memory was superseded; prefer the 'current' one.\n"
     + _budget("memories and procedures")
@@ -86,7 +97,9 @@ RECALL = (
     "include evidence text.\n"
     "Returns retrieval_id (a new one to give feedback on), memories (direct, then "
     "associated), procedures with steps and caveats, evidence references, and "
-    "more_available/continue_from. For the next page call again with ONLY session_id, scope "
+    "more_available/continue_from. "
+    + _HISTORY
+    + "For the next page call again with ONLY session_id, scope "
     "and continue_from (no query, task_context or full evidence); a cursor always replays "
     "the same page. accessible_field says how much more exists without showing it.\n"
     + _budget("memories, procedures and evidence")

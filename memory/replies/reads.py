@@ -182,8 +182,8 @@ class ExplainedItemOut(TypedDict):
         int, Field(description="1-based position in the frozen catalog (the exposure's rank)")
     ]
     page: Annotated[int, Field(description="0-based page index, as exposures and cursors count")]
-    ref: Annotated[str, Field(description="sch_N or proc_… id")]
-    kind: Literal["memory", "procedure"]
+    ref: Annotated[str, Field(description="sch_N, proc_… or (imported history) ep_N id")]
+    kind: Literal["memory", "procedure", "episode"]
     pathway: ExposurePathway
     currency: ExposureCurrency
     parent: Annotated[

@@ -8,7 +8,16 @@ from typing import Any
 
 from memory import ids
 from memory.embeddings import get_embedder
-from memory.models import Cursor, Event, Exposure, Memory, Procedure, Retrieval, Session
+from memory.models import (
+    Cursor,
+    Episode,
+    Event,
+    Exposure,
+    Memory,
+    Procedure,
+    Retrieval,
+    Session,
+)
 from memory.replies.verbs import EvidenceOut
 from memory.retrieval.budget import Budget, build_budget_pages, evidence_within
 from memory.retrieval.engine import Ranking, rank
@@ -94,6 +103,14 @@ def _with_history(direct: list[Entry], ranking: Ranking, query: str) -> list[Ent
         )
         for it in ranking.history
     ]
+    # A turn consolidation already made into a memory shown here shows as that memory alone.
+    shown = [pk for pk in (ids.memory_pk(e.ref) for e in direct) if pk is not None]
+    covered = set(
+        Episode.objects.filter(
+            pk__in=[it.obj.pk for it in ranking.history], prototype__memory_id__in=shown
+        ).values_list("pk", flat=True)
+    )
+    turns = [t for t, it in zip(turns, ranking.history, strict=True) if it.obj.pk not in covered]
     merged: list[Entry] = []
     while direct and turns:
         ahead = float(turns[0].scores["score"]) > float(direct[0].scores.get("score", 0.0))

@@ -94,6 +94,33 @@ def test_first_activate_after_an_import_is_warm_and_shows_the_turn(
         assert turn["provenance"]["source_kind"] == "imported_session"
         assert turn["provenance"]["occurred_at"] == 1778493720  # 2026-05-11T10:02:00Z
 
+        # Recall ranks the same history with its memories, and does not repeat it as evidence.
+        recalled = mcp.call(
+            "slowave_recall",
+            {
+                "session_id": data["session_id"],
+                "scope": scope,
+                "query": "which rounding mode do invoice totals use?",
+            },
+        )
+        assert recalled["ok"], recalled
+        ids = [m.get("episode_id") for m in recalled["data"]["memories"]]
+        assert turn["episode_id"] in ids
+        assert turn["episode_id"] not in {e["evidence_id"] for e in recalled["data"]["evidence"]}
+
+        # A turn of history is shown, not exposed: feedback naming it is refused, not owed.
+        judged = mcp.call(
+            "slowave_feedback",
+            {
+                "retrieval_id": data["retrieval_id"],
+                "memory_feedback": [{"memory_id": turn["episode_id"], "assessment": "used"}],
+            },
+        )
+        assert judged["ok"], judged
+        assert judged["data"]["rejected"] == [
+            {"target_id": turn["episode_id"], "reason": "target_not_exposed"}
+        ]
+
         # An unrelated task does not drag the history in: the same floor as memories.
         other = mcp.call(
             "slowave_activate",
@@ -114,4 +141,4 @@ def test_first_activate_after_an_import_is_warm_and_shows_the_turn(
             },
         )
         assert closed["ok"], closed
-        assert closed["data"]["feedback_status"] in ("complete", "not_required")
+        assert closed["data"]["feedback_status"] == "complete"
