@@ -110,6 +110,18 @@ class Speakers:
 
 
 @dataclass(frozen=True)
+class Updates:
+    """Knowledge updates without feedback: of two current items that say nearly the same thing
+    (whole-text cosine ≥ cosine), the newer (occurred_at, else recorded) is lifted just above the
+    older when the older outranks it, so a superseded claim never outranks its correction.
+    `weight` scales the lift (1.0: the newer lands `lift` above; 0: off)."""
+
+    weight: float = 0.0
+    cosine: float = 0.60
+    lift: float = 0.01
+
+
+@dataclass(frozen=True)
 class Ordering:
     duplicate_cosine: float = 0.97  # spec §7.5.3: a near-copy of a higher item is dropped
 
@@ -153,6 +165,7 @@ class RankingPolicy:
     terms: ScoreTerms = field(default_factory=ScoreTerms)
     recall: Recall = field(default_factory=Recall)
     speakers: Speakers = field(default_factory=Speakers)
+    updates: Updates = field(default_factory=Updates)
     ordering: Ordering = field(default_factory=Ordering)
     associations: Associations = field(default_factory=Associations)
     procedures: Procedures = field(default_factory=Procedures)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
+
 from memory.models import Memory
 from memory.retrieval import context, speakers
 from memory.retrieval.candidates import MemoryRow
@@ -115,6 +117,33 @@ def session(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
     return [policy.recall.session_weight * support.get(it.obj.pk, 0.0) for it in items]
 
 
+def _moment(row: MemoryRow) -> datetime:
+    return row.occurred_at or row.created_at
+
+
+def newer(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """Of current items saying nearly the same thing, the newer is lifted above every older one
+    that outranks it: a knowledge update wins without feedback (a replaced claim is `stale`'s)."""
+    rule = policy.updates
+    out = [0.0] * len(items)
+    current = [
+        i
+        for i, it in enumerate(items)
+        if it.vector is not None and it.obj.status == Memory.Status.ACTIVE
+    ]
+    if not rule.weight or len(current) < 2:
+        return out
+    matrix = np.stack([items[i].vector for i in current])  # type: ignore[misc]
+    when = np.array([_moment(items[i].obj).timestamp() for i in current])
+    scores = np.array([items[i].score for i in current])
+    older = (matrix @ matrix.T >= rule.cosine) & (when[None, :] < when[:, None])
+    top = np.where(older, scores[None, :], -np.inf).max(axis=1)
+    for a, i in enumerate(current):
+        if top[a] >= scores[a]:
+            out[i] = rule.weight * float(top[a] - scores[a] + rule.lift)
+    return out
+
+
 @dataclass(frozen=True)
 class Signal:
     name: str
@@ -130,6 +159,7 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("reply", reply, recall_only=True),
     Signal("said", said),
     Signal("session", session, recall_only=True, after_admission=True),
+    Signal("newer", newer, after_admission=True),
 )
 
 
@@ -159,6 +189,7 @@ MEANINGS: dict[str, str] = {
     "reply": "the turn right after a question that matches the cue well",
     "said": "a line said by a speaker the cue names",
     "session": "a turn of a session whose other admitted turns match well",
+    "newer": "lifted above an older item saying nearly the same thing (a knowledge update)",
     "lead": "a named speaker's own account moved to the top",
     "placed": "lowered to sit below the item ordered above it",
     "feedback": "procedures: what accepted feedback said (helped raises, harmed lowers)",

@@ -288,3 +288,30 @@ def test_it_reads_the_turn_after_a_matching_question_as_its_answer():
     assert ranking.index(by_pk[asked[1]]) < ranking.index(by_pk[told[1]])
     order = _ranked(question, policy=_without("recall", reply_weight=0.0))
     assert order.index(told[1]) < order.index(asked[1])
+
+
+def test_it_ranks_the_newer_of_two_near_identical_claims_first():
+    # A knowledge update nobody marked: the same instruction given twice, the later with a new
+    # value. The older one matches the question's wording better; the newer must still lead.
+    now = timezone.now()
+    _, (old, new) = _store(
+        [
+            {
+                "content": "Always start function argument names with the prefix 'e_'",
+                "type": "preference",
+                "occurred_at": (now - timedelta(days=40)).isoformat(),
+            },
+            {
+                "content": "Function argument names should start with the prefix 'x_' from now on",
+                "type": "preference",
+                "occurred_at": (now - timedelta(days=20)).isoformat(),
+            },
+        ]
+    )
+    question = "Which prefix should function argument names always start with?"
+    off = _without("updates", weight=0.0)
+    assert _ranked(question, policy=off)[:2] == [old, new]
+    on = _without("updates", weight=1.0)
+    assert _ranked(question, policy=on)[:2] == [new, old]
+    ranking = rank(scope=SCOPE, cue=question, kind="recall", now=now, policy=on)
+    assert "newer" in dict(ranking.memories[0].signals)
