@@ -23,6 +23,7 @@ from memory.admin.controls import ControlMixin
 from memory.ids import memory_pk, memory_ref
 from memory.models import Memory, Procedure
 from memory.selectors import memory_evidence, session_detail
+from memory.selectors.feedback import procedure_track_record
 from memory.services.forgetting import (
     ControlResult,
     memory_reactivate,
@@ -230,6 +231,7 @@ class ProcedureAdmin(ControlMixin, ReadOnlyAdmin):
             extra["can_control"] = self.has_control_permission(request)
             extra["session_link"] = admin_link(proc.session)
             extra["detail"] = session_detail(session=proc.session)
+            extra["track"] = procedure_track_record(procedure_id=proc.pk)
             # A procedure arrives in its session's commit, which records what was redacted.
             extra["redactions"] = redaction_rows(
                 {p: k for p, k in proc.session.redactions.items() if p.startswith("procedure.")}
