@@ -7,8 +7,11 @@ streaming reply whose iterator is synchronous, as a FileResponse's is), and the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import cast
+
 from django.contrib.staticfiles.views import serve as serve_static
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.views.decorators.cache import cache_control
 
@@ -36,10 +39,11 @@ def static_view(request: HttpRequest, path: str) -> HttpResponse:
     # insecure=True: Django refuses to serve static files outside DEBUG unless told to; for a
     # local single-user server this finder-backed view is the simplest offline option.
     reply = serve_static(request, path, insecure=True)
-    if not reply.streaming:  # a 304 Not Modified, or a 404 page
+    if not isinstance(reply, FileResponse):  # a 304 Not Modified
         return reply
     # The admin's files are small: read here, in the view's thread, and answer them whole.
-    whole = HttpResponse(b"".join(reply.streaming_content), status=reply.status_code)
+    body = b"".join(cast(Iterable[bytes], reply.streaming_content))
+    whole = HttpResponse(body, status=reply.status_code)
     for header, value in reply.items():
         whole[header] = value
     reply.close()

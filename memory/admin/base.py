@@ -88,6 +88,11 @@ class ScopeFilter(admin.SimpleListFilter):
         return queryset.filter(scope=self.value()) if self.value() else queryset
 
 
+def rounded(value: float | None, places: int = 2) -> str:
+    """A score or weight as people read it: 0.90, not 0.8999999999999999."""
+    return "—" if value is None else f"{value:.{places}f}"
+
+
 def excerpt(text: str, limit: int = 90) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

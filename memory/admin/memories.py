@@ -11,11 +11,19 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from memory.admin.base import ReadOnlyAdmin, ScopeFilter, admin_link, excerpt, redaction_rows
+from memory.admin.base import (
+    ReadOnlyAdmin,
+    ScopeFilter,
+    admin_link,
+    excerpt,
+    redaction_rows,
+    rounded,
+)
 from memory.admin.controls import ControlMixin
 from memory.ids import memory_pk, memory_ref
 from memory.models import Memory, Procedure
 from memory.selectors import memory_evidence, session_detail
+from memory.selectors.feedback import procedure_track_record
 from memory.services.forgetting import (
     ControlResult,
     memory_reactivate,
@@ -64,13 +72,14 @@ class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
     ordering = ("-created_at", "-pk")
     actions = ["suppress_selected", "restore_selected", "reactivate_selected", "reset_selected"]
     change_form_template = "admin/memory/memory/change_form.html"
+    readonly_fields = ("salience_display",)
     # The claim, type, scope and status head the page; these are the details beneath it.
     fieldsets = (
         (
             "Learning",
             {
                 "fields": (
-                    "salience",
+                    "salience_display",
                     "generalization_stage",
                     "stale_reason",
                     "superseded_by",
@@ -120,7 +129,7 @@ class MemoryAdmin(ControlMixin, ReadOnlyAdmin):
 
     @admin.display(description="salience", ordering="salience")
     def salience_display(self, obj: Memory) -> str:
-        return f"{obj.salience:.2f}"
+        return rounded(obj.salience)
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
         """A pasted public id (`/admin/memory/memory/sch_7/change/`) names memory 7."""
@@ -222,6 +231,7 @@ class ProcedureAdmin(ControlMixin, ReadOnlyAdmin):
             extra["can_control"] = self.has_control_permission(request)
             extra["session_link"] = admin_link(proc.session)
             extra["detail"] = session_detail(session=proc.session)
+            extra["track"] = procedure_track_record(procedure_id=proc.pk)
             # A procedure arrives in its session's commit, which records what was redacted.
             extra["redactions"] = redaction_rows(
                 {p: k for p, k in proc.session.redactions.items() if p.startswith("procedure.")}

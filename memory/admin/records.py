@@ -14,6 +14,7 @@ from memory.admin.base import (
     admin_link,
     excerpt,
     redaction_rows,
+    rounded,
     target_link,
 )
 from memory.models import (
@@ -162,11 +163,16 @@ class EpisodeAdmin(ReadOnlyAdmin):
     list_filter = (ScopeFilter, ("recorded_at", DATE))
     search_fields = ("content", "scope", "session__id")
     ordering = ("-pk",)
-    exclude = ("embedding",)
+    exclude = ("embedding", "salience")
+    readonly_fields = ("salience_display",)
 
     @admin.display(description="content")
     def short_content(self, obj: Episode) -> str:
         return excerpt(obj.content)
+
+    @admin.display(description="salience", ordering="salience")
+    def salience_display(self, obj: Episode) -> str:
+        return rounded(obj.salience)
 
     @admin.display(description="session")
     def session_link(self, obj: Episode) -> str:
@@ -225,10 +231,25 @@ class ExposureAdmin(ReadOnlyAdmin):
 
 @admin.register(Support)
 class SupportAdmin(ReadOnlyAdmin):
-    list_display = ("pk", "memory_link", "kind", "event", "episode", "session", "scope", "weight")
+    list_display = (
+        "pk",
+        "memory_link",
+        "kind",
+        "event",
+        "episode",
+        "session",
+        "scope",
+        "weight_display",
+    )
     list_filter = ("kind", ScopeFilter)
     search_fields = ("scope", "session__id")
     ordering = ("-pk",)
+    exclude = ("weight",)
+    readonly_fields = ("weight_display",)
+
+    @admin.display(description="weight", ordering="weight")
+    def weight_display(self, obj: Support) -> str:
+        return rounded(obj.weight)
 
     @admin.display(description="memory")
     def memory_link(self, obj: Support) -> str:
@@ -253,9 +274,15 @@ class PrototypeAdmin(ReadOnlyAdmin):
 
 @admin.register(Association)
 class AssociationAdmin(ReadOnlyAdmin):
-    list_display = ("pk", "src", "dst", "kind", "weight", "updated_at")
+    list_display = ("pk", "src", "dst", "kind", "weight_display", "updated_at")
     list_filter = ("kind",)
     ordering = ("-weight",)
+    exclude = ("weight",)
+    readonly_fields = ("weight_display",)
+
+    @admin.display(description="weight", ordering="weight")
+    def weight_display(self, obj: Association) -> str:
+        return rounded(obj.weight)
 
 
 @admin.register(ForgetLog)
@@ -297,6 +324,12 @@ class CursorAdmin(ReadOnlyAdmin):
 
 @admin.register(LearningApplication)
 class LearningApplicationAdmin(ReadOnlyAdmin):
-    list_display = ("retrieval", "target_kind", "target_id", "applied_event", "applied_delta")
+    list_display = ("retrieval", "target_kind", "target_id", "applied_event", "delta_display")
     list_filter = ("target_kind",)
     search_fields = ("target_id", "retrieval__id")
+    exclude = ("applied_delta",)
+    readonly_fields = ("delta_display",)
+
+    @admin.display(description="applied delta", ordering="applied_delta")
+    def delta_display(self, obj: LearningApplication) -> str:
+        return rounded(obj.applied_delta, 3)

@@ -7,7 +7,8 @@ inspection.py: evidence chains, retrieval and session detail, any row by public 
 stats.py: counts by entity and status (scope_stats), and the dashboard's series.
 explain.py: why each item of a retrieval ranks where it does (its recorded signals).
 listings.py: rows by id and filtered, paged lists for `GET /api/...`.
-feedback.py: the feedback a session still owes (commit preflight, session detail).
+feedback.py: the feedback a session still owes (commit preflight, session detail), and a
+procedure's track record (helped / no effect / harmed, for its admin page).
 """
 
 from __future__ import annotations

@@ -151,5 +151,7 @@ def _ref(obj: Any, text: str | None = None) -> str:
 
 
 def _short(value: Any, limit: int = 100) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}"  # salience, weights: 0.90 for people, not 0.8999999999999999
     text = "—" if value is None or value == "" else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
