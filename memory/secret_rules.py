@@ -30,7 +30,9 @@ class Rule:
 _TAIL = r"[A-Za-z0-9_\-]"
 
 RULES: tuple[Rule, ...] = (
-    Rule("Anthropic key", re.compile(rf"\bsk-ant-[a-z0-9]{{2,12}}-{_TAIL}{{20,}}"), None, "sk-ant-"),
+    Rule(
+        "Anthropic key", re.compile(rf"\bsk-ant-[a-z0-9]{{2,12}}-{_TAIL}{{20,}}"), None, "sk-ant-"
+    ),
     Rule("GitHub token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}"), None, "github_pat_"),
     Rule("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,40}\b"), None, "hf_"),
     Rule("Google API key", re.compile(rf"\bAIza[0-9A-Za-z_\-]{{35}}(?!{_TAIL})"), None, "aiza"),
@@ -47,7 +49,9 @@ RULES: tuple[Rule, ...] = (
     # YAML and other `name: value` configs, which the assignment rules leave out as prose.
     Rule(
         "AWS secret key",
-        re.compile(r"(?i)\baws_?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?([A-Za-z0-9/+]{40})\b"),
+        re.compile(
+            r"(?i)\baws_?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?([A-Za-z0-9/+]{40})\b"
+        ),
         1,
         "secret",
     ),
@@ -73,7 +77,10 @@ RULES: tuple[Rule, ...] = (
     # `mysql -u root -pS3cret db`: the password glued to -p (a bare -p prompts for it).
     Rule(
         "MySQL password",
-        re.compile(r"(?i)\bmysql(?:dump|admin|import|show|check)?[ \t][^\n]{0,200}?[ \t]-p([^\s\"'\-][^\s\"']*)"),
+        re.compile(
+            r"(?i)\bmysql(?:dump|admin|import|show|check)?[ \t][^\n]{0,200}?"
+            r"[ \t]-p([^\s\"'\-][^\s\"']*)"
+        ),
         1,
         "mysql",
     ),

@@ -149,7 +149,8 @@ def _detectors() -> tuple[tuple[_Detector, ...], tuple[_Detector, ...]]:
         for pattern in plugin_class.denylist:  # type: ignore[attr-defined]
             tokens.append(_Detector(kind, pattern, None, whole, _NEEDLES.get(plugin_class, "")))
     for rule in RULES:
-        tokens.append(_Detector(rule.kind, rule.pattern, rule.group, rule.group is None, rule.needle, True))
+        whole = rule.group is None
+        tokens.append(_Detector(rule.kind, rule.pattern, rule.group, whole, rule.needle, True))
     # The keyword plugin's assignments whose value is quoted (`password = "…"`, `"api_key":
     # "…"`), and unquoted `NAME=value` as in a .env file. Its unquoted `password: …` form is
     # left out: in prose a colon after "password" or "secret" starts a sentence, not a value.
@@ -193,7 +194,8 @@ def _value_span(detector: _Detector, match: re.Match[str]) -> Iterator[tuple[int
     """The value one of Slowave's own rules captured, unless it is a reference or a stand-in
     (`$TOKEN`, `${TOKEN}`, `<token>`, `your-token-here`); a `…token=` value also needs a letter
     and a digit, as generated tokens have and words and counts do not."""
-    value = match.group(detector.group)
+    group = detector.group or 0
+    value = match.group(group)
     if (
         value.lower() in _LITERALS
         or _stand_in(value)
@@ -203,7 +205,7 @@ def _value_span(detector: _Detector, match: re.Match[str]) -> Iterator[tuple[int
         or (detector.kind == ASSIGNMENT and not any(c.isdigit() for c in value))
     ):
         return
-    yield match.span(detector.group)  # type: ignore[arg-type]
+    yield match.span(group)
 
 
 def _named_spans(detector: _Detector, line: str) -> Iterator[tuple[int, int]]:
@@ -233,7 +235,8 @@ def _compared_spans(detector: _Detector, line: str) -> Iterator[tuple[int, int]]
         if candidate.start() < after or not _NAME.search(candidate.group(2)):
             continue
         quote = candidate.group(1)
-        opening = line.rfind(quote, max(after, candidate.start() - _COMPARED_WINDOW), candidate.start())
+        start = max(after, candidate.start() - _COMPARED_WINDOW)
+        opening = line.rfind(quote, start, candidate.start())
         if opening < 0:
             continue
         match = detector.pattern.match(line, opening, candidate.end())
@@ -252,7 +255,7 @@ def _assignment_span(match: re.Match[str], group: int) -> Iterator[tuple[int, in
         # Unquoted, the plugin's value runs to the end of the line; a .env value ends at a space.
         value = value.split(None, 1)[0] if value.strip() else ""
         if value and start + len(value) == match.end(group):  # cut by the window: read on
-            value = _NON_SPACE.match(match.string, start).group()
+            value = _NON_SPACE.match(match.string, start).group()  # type: ignore[union-attr]
         end = start + len(value)
         name = value.rstrip(",;)")  # in code, what follows the value
         if _IDENTIFIER.match(name) and _STAND_INS & set(re.split(r"[_.]", name.lower())):
@@ -384,11 +387,11 @@ class SecretGuard:
         if isinstance(value, list):
             return [self.clean_value(item, f"{path}[{i}]") for i, item in enumerate(value)]
         if isinstance(value, dict):
-            cleaned: dict[str, Any] = {}
+            members: dict[str, Any] = {}
             for index, (key, member) in enumerate(value.items()):
-                name = self._clean_key(str(key), index, path, cleaned)
-                cleaned[name] = self._clean_member(name, member, _join(path, name))
-            return cleaned
+                name = self._clean_key(str(key), index, path, members)
+                members[name] = self._clean_member(name, member, _join(path, name))
+            return members
         return value
 
     def _clean_key(self, key: str, index: int, path: str, taken: dict[str, Any]) -> str:

@@ -18,12 +18,12 @@ from tests.api.support import err, fresh_scope, ok, post
 pytestmark = pytest.mark.django_db
 GHP = "ghp_" + "Zq8Lm2Xv4Ns6Pt0Rw3Ky5Hb7Jc9Df1Ga3Ue5Vo"
 SAMPLES = {
-    "Anthropic key": "The key is sk-ant-api03-" + "Kq7Lm2Xv4Ns6Pt0Rw3Ky5Hb7Jc9Df1Ga3Ue5Vo" * 2 + "AA",
+    "Anthropic key": "The key is sk-ant-api03-" + "Kq7Lm2Xv4Ns6Pt0Rw3Ky5Hb7Jc9Df1G" * 3 + "AA",
     "GitHub token": "Use github_pat_11ABCDEFG0" + "Zq8Lm2Xv4Ns6Pt0Rw3Ky5Hb7Jc9Df1Ga3Ue5Vo_" * 2,
     "Hugging Face token": "Log in with hf_Zq8Lm2Xv4Ns6Pt0Rw3Ky5Hb7Jc9Df1GaXy on the box",
     "Google API key": "Maps uses AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW in prod",
     "token assignment": "Run it with export SLACK_BOT_TOKEN=xoxq-8812-Kd93nQ0 first",
-    "AWS secret key": "In the CI config: AWS_SECRET_ACCESS_KEY: wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Lm2Xv4N",
+    "AWS secret key": "CI: AWS_SECRET_ACCESS_KEY: wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Lm2Xv4N",
     "redis password": "The cache is at redis://:s3cr3tPass9@cache.internal:6379/0",
     "bearer token": 'curl -H "Authorization: Bearer Kq7Lm2Xv4Ns6Pt0Rw3Ky5" https://api',
     "access token in URL": "Fetch https://graph.example.com/me?access_token=EAAB9xQ71kLm2 daily",
@@ -32,7 +32,8 @@ SAMPLES = {
 
 
 def _open(client, scope: str | None = None, **extra) -> dict:
-    body = {"task": "Fix the deploy", "initial_goal": "deploy works", "scope": scope or fresh_scope("sec")}
+    scope = scope or fresh_scope("sec")
+    body = {"task": "Fix the deploy", "initial_goal": "deploy works", "scope": scope}
     return post(client, "activate", {**body, **extra})
 
 
@@ -160,3 +161,30 @@ def test_text_repeating_a_secrets_name_scans_about_as_fast_as_prose(client, sett
         repeated = (name * (8000 // len(name) + 1))[:8000]
         # Generous: on the unbounded patterns this took seconds against milliseconds.
         assert _remember_seconds(client, scope, session_id, repeated) < 10 * baseline + 0.5
+
+
+def test_a_procedure_context_or_recall_context_member_name_is_scanned(client, settings) -> None:
+    settings.SLOWAVE_SECRETS = "reject"
+    scope = fresh_scope("member")
+    session_id = ok(_open(client, scope))["session_id"]
+    url = "postgres://deploy:Kd93nQ0vault@db/app"
+    recall = post(
+        client,
+        "recall",
+        {"session_id": session_id, "scope": scope, "query": "q", "task_context": {url: 1}},
+    )
+    assert err(recall, 400, "invalid_input")["field_errors"][0]["path"] == "task_context.<key 0>"
+    assert url not in recall.content.decode()
+    commit = {
+        "session_id": session_id,
+        "final_goal": "g",
+        "outcome": "success",
+        "outcome_summary": "done",
+        "verification": {"status": "verified", "summary": "tests pass", "evidence_refs": []},
+        "procedure": {"summary": "s", "steps": [{"summary": "a"}], "context": {url: "db"}},
+    }
+    response = post(client, "commit", commit)
+    error = err(response, 400, "invalid_input")
+    assert error["field_errors"][0]["path"] == "procedure.context.<key 0>"
+    assert "password in URL" in error["message"] and url not in response.content.decode()
+    assert Session.objects.get(pk=session_id).status == Session.Status.OPEN
