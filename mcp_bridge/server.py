@@ -283,7 +283,8 @@ async def _prepare(prepare: Callable[[], None] | None, ready: anyio.Event) -> No
         except Exception as exc:
             fault = as_slowave_error(exc)
             # A store fault is named (storage_read_only, ...), with what to do about it.
-            reason = f"{fault.code}: {fault.message}" if isinstance(fault, STORAGE_FAULTS) else exc
+            named = isinstance(fault, STORAGE_FAULTS)
+            reason = f"{fault.code} ({exc}): {fault.message}" if named else exc
             raise ServerCannotStart(f"preparing the database failed: {reason}") from exc
     ready.set()
 

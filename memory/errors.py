@@ -99,14 +99,25 @@ class StorageFull(SlowaveError):
     retryable = True
 
 
+class StorageMissing(SlowaveError):
+    """The database file was deleted or replaced under the running process."""
+
+    code = "storage_missing"
+    retryable = False
+
+
 # Faults of the store itself: named, logged in one line, never an item-level failure.
-STORAGE_FAULTS = (StorageCorrupt, StorageReadOnly, StorageFull)
+STORAGE_FAULTS = (StorageCorrupt, StorageReadOnly, StorageFull, StorageMissing)
 
 _CORRUPT = (
     "the database is damaged; run `slowave doctor`, then restore a backup with `slowave restore`"
 )
 _READ_ONLY = "the database cannot be written (read-only file, directory or mount)"
 _FULL = "no space left for the database; free disk space and retry the call"
+_MISSING = (
+    "the database file was deleted or replaced under the running server; nothing was written: "
+    "restart the server (restore a backup with `slowave restore` if the store is gone)"
+)
 
 
 class HostNotAllowed(SlowaveError):
@@ -142,6 +153,8 @@ def as_slowave_error(exc: BaseException) -> SlowaveError:
     if isinstance(exc, OperationalError) and "locked" in text:
         return StorageBusy("storage is busy; retry the call")
     if isinstance(exc, DatabaseError | OSError):
+        if "deleted or replaced under this process" in text:
+            return StorageMissing(_MISSING)
         if "malformed" in text or "not a database" in text or "is corrupt" in text:
             return StorageCorrupt(_CORRUPT)
         if (

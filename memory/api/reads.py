@@ -17,6 +17,7 @@ from ninja import Query, Router
 
 from memory.api import read_data
 from memory.api.read_data import ExplainFilters, MemoryFilters, ScopeFilters
+from memory.services.storage import storage_check_in_place
 from memory.api.replies import (
     HEALTH,
     READ,
@@ -147,5 +148,7 @@ async def stats(request: HttpRequest, scope: str | None = None) -> Ok[StatsOut]:
     operation_id="memory_api_health",
 )
 async def health(request: HttpRequest) -> Ok[HealthOut]:
-    # Touches nothing, so it answers on the event loop even while every worker is busy.
+    # Touches no table (one stat of the SQLite file), so it answers on the event loop even
+    # while every worker is busy; a store deleted under the server fails it.
+    storage_check_in_place()
     return ok({"status": "ok"})

@@ -43,6 +43,7 @@ class ErrorDetailOut(BaseModel):
         "storage_corrupt",
         "storage_read_only",
         "storage_full",
+        "storage_missing",
         "internal_error",
         "host_not_allowed",
         "origin_not_allowed",
@@ -63,8 +64,9 @@ class ErrorOut(BaseModel):
 
 # Any route: a foreign Origin (403) or Host (421), memory.http.host_policy.
 REFUSED = (403, 421)
-# Health reads nothing, so only the host policy can refuse it.
-HEALTH: dict[int, type[BaseModel]] = {200: OkOut, **dict.fromkeys(REFUSED, ErrorOut)}
+# Health reads no table: the host policy can refuse it, and a store deleted under the server
+# fails it (503 storage_missing).
+HEALTH: dict[int, type[BaseModel]] = {200: OkOut, **dict.fromkeys((*REFUSED, 503), ErrorOut)}
 
 
 def _answers(*statuses: int) -> dict[int, type[BaseModel]]:

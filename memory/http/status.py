@@ -17,6 +17,7 @@ HTTP_STATUS: dict[str, int] = {
     "storage_corrupt": 500,
     "storage_read_only": 503,
     "storage_full": 503,
+    "storage_missing": 503,
 }
 
 

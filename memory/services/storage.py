@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
-from memory.errors import StorageReadOnly, as_slowave_error
+from memory.errors import StorageMissing, StorageReadOnly, as_slowave_error
 
 
 def storage_check_writable() -> None:
@@ -32,3 +32,15 @@ def storage_check_writable() -> None:
                     raise StorageReadOnly("the database only accepts read-only transactions")
     except DatabaseError as exc:
         raise as_slowave_error(exc) from exc
+
+
+def storage_check_in_place() -> None:
+    """Raise StorageMissing once the SQLite file this process opened was deleted or replaced.
+
+    Reads no table and opens no connection: cheap enough for every health check.
+    """
+    in_place = getattr(connections[DEFAULT_DB_ALIAS], "file_in_place", None)  # SQLite only
+    if in_place is not None and not in_place():
+        raise StorageMissing(
+            "the database file was deleted or replaced under the running server; restart it"
+        )

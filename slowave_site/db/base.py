@@ -9,12 +9,14 @@ standard module afterwards: the rest of the process keeps the stdlib module.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import TYPE_CHECKING
 
 import pysqlite3
 import pysqlite3.dbapi2
 import sqlite_vec
+from django.db.utils import OperationalError
 
 _BACKEND_MODULES = [
     "django.db.backends.sqlite3._functions",
@@ -54,14 +56,65 @@ else:
     _SQLiteDatabaseWrapper = _sqlite_base.DatabaseWrapper
 
 
+# What a write transaction raises once the path no longer names the file this connection opened
+# (memory.errors maps it to storage_missing).
+FILE_GONE = "the database file was deleted or replaced under this process"
+
+
+def file_identity(path: str) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the file at `path`, None when nothing is there."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+# path -> the file this process last opened there: a later connection must not create a fresh,
+# empty store where that file was deleted, and /api/health compares against it.
+OPENED: dict[str, tuple[int, int]] = {}
+
+
+def file_in_place(path: str) -> bool:
+    """False once the file this process opened at `path` is gone or replaced."""
+    opened = OPENED.get(path)
+    return opened is None or file_identity(path) == opened
+
+
 class DatabaseWrapper(_SQLiteDatabaseWrapper):
     Database = Database
+    # The file this connection opened; None for an in-memory database.
+    opened_identity: tuple[int, int] | None = None
+
+    def file_in_place(self) -> bool:
+        """False once the file this process opened at the path is gone or replaced."""
+        path = self._file_path()
+        return path is None or file_in_place(path)
+
+    def _file_path(self) -> str | None:
+        name = str(self.settings_dict["NAME"])
+        return None if self.is_in_memory_db() or name.startswith("file:") else name
 
     def get_new_connection(self, conn_params):
+        path = self._file_path()
+        if path and path in OPENED and file_identity(path) is None:
+            raise OperationalError(FILE_GONE)
         conn = super().get_new_connection(conn_params)
         conn.enable_load_extension(True)
         try:
             sqlite_vec.load(conn)
         finally:
             conn.enable_load_extension(False)
+        path = self._file_path()
+        self.opened_identity = file_identity(path) if path else None
+        if path and self.opened_identity:
+            OPENED[path] = self.opened_identity
         return conn
+
+    def _start_transaction_under_autocommit(self):
+        # A write into an unlinked file would be acknowledged and lost on restart: refuse it
+        # before BEGIN when the path names another file (or none) than the one opened.
+        path = self._file_path()
+        if path and self.opened_identity and file_identity(path) != self.opened_identity:
+            raise OperationalError(FILE_GONE)
+        super()._start_transaction_under_autocommit()

@@ -145,3 +145,49 @@ def test_a_live_server_names_a_damaged_store_in_one_line_per_call(migrated: Path
     log = (migrated / "up.log").read_text()
     assert "Traceback" not in log, log
     assert log.count("storage_corrupt") == 3, log
+
+
+def test_a_store_deleted_under_a_live_server_takes_no_more_writes(migrated: Path) -> None:
+    token = secrets.token_urlsafe(24)
+    scope = "project:gone"
+    with live_server(
+        migrated,
+        ready="/api/health",
+        SLOWAVE_API_TOKENS=token,
+        SLOWAVE_ALLOW_ANONYMOUS_LOCAL="false",
+    ) as base:
+
+        def call(verb: str, body: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+            request = urllib.request.Request(
+                f"{base}/api/{verb}",
+                data=None if body is None else json.dumps(body).encode(),
+                method="GET" if body is None else "POST",
+                headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=120) as response:
+                    return response.status, json.loads(response.read())
+            except urllib.error.HTTPError as exc:
+                return exc.code, json.loads(exc.read())
+
+        status, envelope = call(
+            "activate", {"task": "fix the build", "initial_goal": "green", "scope": scope}
+        )
+        assert status == 200, envelope
+        session_id = envelope["data"]["session_id"]
+        remember = {"scope": scope, "session_id": session_id, "type": "fact"}
+        assert call("remember", remember | {"content": "The build runs on ci-3."})[0] == 200
+        for suffix in ("", "-wal", "-shm"):
+            (migrated / f"slowave.sqlite3{suffix}").unlink(missing_ok=True)
+        replies = [
+            call("remember", remember | {"content": f"Fact number {i} about the build."})
+            for i in range(8)
+        ]
+        health = call("health")
+    for status, envelope in replies:
+        assert envelope["ok"] is False, envelope
+        assert envelope["error"]["code"] == "storage_missing", envelope
+    assert health[0] == 503 and health[1]["error"]["code"] == "storage_missing", health
+    # no fresh, empty store was created in the deleted one's place
+    assert not (migrated / "slowave.sqlite3").exists()
+
