@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, cast, get_args
@@ -52,6 +53,16 @@ class Strict(BaseModel):
 
 
 def check_scope(value: str) -> str:
+    """The scope in its one spelling (NFC), or RuleViolation: a scope spelt in NFD, or with an
+    invisible format character (a zero-width space), would otherwise be a new, empty scope."""
+    value = unicodedata.normalize("NFC", value)
+    invisible = next((c for c in value if unicodedata.category(c) == "Cf"), None)
+    if invisible is not None:
+        raise RuleViolation(
+            "scope",
+            f"scope must not contain format characters (Unicode category Cf), "
+            f"found U+{ord(invisible):04X}",
+        )
     kind, sep, ident = value.partition(":")
     if (
         not 3 <= len(value) <= 200

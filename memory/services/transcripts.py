@@ -182,7 +182,7 @@ def transcripts_import(
 ) -> TranscriptImportOut:
     """Import a JSONL transcript into `scope`; all or nothing, idempotent per session_key."""
     try:
-        check_scope(scope)
+        scope = check_scope(scope)
     except RuleViolation as exc:
         raise InvalidInput.for_field_message("scope", exc.message) from None
     plan = transcript_parse(lines=lines)
