@@ -21,6 +21,7 @@ from memory.ids import new_session_id
 from memory.models import Event, Session
 from memory.replies.staff import TranscriptImportOut
 from memory.schemas import (
+    without_nul,
     JSON_MAX_DEPTH,
     JsonTooDeep,
     RuleViolation,
@@ -90,7 +91,7 @@ def transcript_parse(*, lines: Iterable[str]) -> TranscriptPlan:
         if not raw.strip():
             continue
         try:
-            data = json_loads(raw)
+            data = without_nul(json_loads(raw))
         except JsonTooDeep as exc:
             raise InvalidInput(
                 f"line {number}: {exc.message}",
