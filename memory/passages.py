@@ -35,7 +35,14 @@ REMEMBER_CALL_PASSAGES = 64
 # A one-word sentence joins its neighbour: alone it matches too much ("Thanks!", "Yes.").
 MIN_WORDS = 2
 LABEL_RE = re.compile(r"^([A-Za-z][\w'.-]*(?: [\w'.-]+){0,2}):\s+")
-BOUNDARY_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\s*\n+\s*|\s+(?=\[)")
+# A whitespace run ends a passage when it holds a newline, comes before `[`, or follows
+# sentence punctuation and comes before a quote, bracket, capital or digit. Each run is looked
+# at once (one `\s+` scan of the text), so the split is linear: one regex over the whole text
+# with `\s*\n` and `\s+(?=\[)` alternatives rescanned a long run from each of its characters,
+# quadratic in its length (8,000 spaces took seconds).
+WHITESPACE_RUN_RE = re.compile(r"\s+")
+SENTENCE_END = frozenset(".!?")
+SENTENCE_START_RE = re.compile(r"[\"'(\[A-Z0-9]")
 
 
 NONE = np.zeros((0, embeddings.DIMENSIONS), dtype=np.float32)
@@ -55,20 +62,46 @@ def split(content: str) -> list[str]:
     """The passages of a memory, label included; [] when the content is one passage."""
     match = LABEL_RE.match(content)
     label, body = (match.group(0), content[match.end() :]) if match else ("", content)
-    pieces: list[str] = []
-    for piece in BOUNDARY_RE.split(body):
+    # Fragments joined into each passage, kept as lists: joining as we go copies the text
+    # again for each fragment.
+    pieces: list[list[str]] = []
+    for piece in _between_boundaries(body):
         piece = piece.strip()
         if not piece:
             continue
-        if pieces and (_short(piece) or _short(pieces[-1])) and not piece.startswith("["):
-            pieces[-1] = f"{pieces[-1]} {piece}"
+        # A passage of several fragments has two words or more: only a lone fragment is short.
+        last_short = bool(pieces) and len(pieces[-1]) == 1 and _short(pieces[-1][0])
+        if pieces and (_short(piece) or last_short) and not piece.startswith("["):
+            pieces[-1].append(piece)
         else:
-            pieces.append(piece)
+            pieces.append([piece])
+    return _labelled(label, [" ".join(joined) for joined in pieces])
+
+
+def _labelled(label: str, pieces: list[str]) -> list[str]:
     if len(pieces) < 2:
         return []
     if len(pieces) > MAX_PASSAGES:
         pieces[MAX_PASSAGES - 1 :] = [" ".join(pieces[MAX_PASSAGES - 1 :])]
     return [f"{label}{piece}" for piece in pieces]
+
+
+def _between_boundaries(body: str) -> list[str]:
+    """`body` cut at each whitespace run that ends a passage (the run itself dropped)."""
+    cuts: list[str] = []
+    start = 0
+    for run in WHITESPACE_RUN_RE.finditer(body):
+        begin, end = run.span()
+        after = body[end : end + 1]
+        if (
+            "\n" in run.group()
+            or after == "["
+            or (begin > 0 and body[begin - 1] in SENTENCE_END and SENTENCE_START_RE.match(after))
+        ):
+            cuts.append(body[start:begin])
+            start = end
+    cuts.append(body[start:])
+    return cuts
 
 
 def _short(text: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, cast, get_args
@@ -52,6 +53,16 @@ class Strict(BaseModel):
 
 
 def check_scope(value: str) -> str:
+    """The scope in its one spelling (NFC), or RuleViolation: a scope spelt in NFD, or with an
+    invisible format character (a zero-width space), would otherwise be a new, empty scope."""
+    value = unicodedata.normalize("NFC", value)
+    invisible = next((c for c in value if unicodedata.category(c) == "Cf"), None)
+    if invisible is not None:
+        raise RuleViolation(
+            "scope",
+            f"scope must not contain format characters (Unicode category Cf), "
+            f"found U+{ord(invisible):04X}",
+        )
     kind, sep, ident = value.partition(":")
     if (
         not 3 <= len(value) <= 200
@@ -525,12 +536,50 @@ def validation_error(exc: ValidationError, prefix: str = "") -> InvalidInput:
     return InvalidInput("; ".join(parts), field_errors=field_errors)
 
 
+def nul_member(value: dict[str, Any]) -> str | None:
+    """The first top-level member of `value` holding U+0000 in a string or a key, at any depth.
+
+    PostgreSQL's text and jsonb cannot hold NUL (SQLite can): refused alike on both backends.
+    Only the member is named, never a key under it (a key may be a secret)."""
+    for member, item in value.items():
+        stack = [item]
+        found = "\x00" in member
+        while stack and not found:
+            node = stack.pop()
+            if isinstance(node, str):
+                found = "\x00" in node
+            elif isinstance(node, dict):
+                found = any("\x00" in str(key) for key in node)
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+        if found:
+            return member
+    return None
+
+
+def without_nul(value: Any) -> Any:
+    """`value` with U+0000 dropped from every string and key (imports strip what calls refuse)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, dict):
+        return {without_nul(key): without_nul(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [without_nul(item) for item in value]
+    return value
+
+
 def parse_input(model: type[BaseModel], raw: Any) -> Any:
     if not isinstance(raw, dict):
         raise InvalidInput(
             "arguments must be an object",
             field_errors=[{"path": "", "message": "arguments must be an object"}],
         )
+    member = nul_member(raw)
+    if member is not None:
+        field = member.replace("\x00", "\\0")
+        message = f"{field} must not contain U+0000 (NUL), in a value or a key"
+        raise InvalidInput(message, field_errors=[{"path": field, "message": message}])
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

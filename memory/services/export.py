@@ -216,12 +216,13 @@ def export_scopes(*, scopes: list[str] | None, everything: bool = False) -> list
         return sorted(found)
     if not scopes:
         raise InvalidInput.for_field("scope", "name at least one --scope, or use --all")
+    spelt: set[str] = set()
     for scope in scopes:
         try:
-            check_scope(scope)
+            spelt.add(check_scope(scope))
         except RuleViolation as exc:
             raise InvalidInput.for_field_message("scope", exc.message) from None
-    return sorted(set(scopes))
+    return sorted(spelt)
 
 
 def scopes_export(*, scopes: list[str], now: datetime) -> Iterator[str]:

@@ -34,7 +34,7 @@ from memory.models import (
     Support,
 )
 from memory.replies.staff import ExportImportOut, RemapOut
-from memory.schemas import JSON_MAX_DEPTH, JsonTooDeep, json_loads, json_problem
+from memory.schemas import JSON_MAX_DEPTH, JsonTooDeep, json_loads, json_problem, without_nul
 from memory.secrets import SecretGuard
 from memory.services.export import CHILDREN, DERIVED, FORMAT, RECORD_MODELS, VERSION
 from memory.services.export_remap import remap_rows
@@ -135,7 +135,7 @@ def export_parse(*, lines: Iterable[str]) -> dict[type[models.Model], list[model
         if not raw.strip():
             continue
         try:
-            data = json_loads(raw)
+            data = without_nul(json_loads(raw))
         except JsonTooDeep as exc:
             raise InvalidInput(f"line {number}: {exc.message}") from None
         except json.JSONDecodeError as exc:

@@ -21,6 +21,7 @@ from memory.ids import new_session_id
 from memory.models import Event, Session
 from memory.replies.staff import TranscriptImportOut
 from memory.schemas import (
+    without_nul,
     JSON_MAX_DEPTH,
     JsonTooDeep,
     RuleViolation,
@@ -90,7 +91,7 @@ def transcript_parse(*, lines: Iterable[str]) -> TranscriptPlan:
         if not raw.strip():
             continue
         try:
-            data = json_loads(raw)
+            data = without_nul(json_loads(raw))
         except JsonTooDeep as exc:
             raise InvalidInput(
                 f"line {number}: {exc.message}",
@@ -182,7 +183,7 @@ def transcripts_import(
 ) -> TranscriptImportOut:
     """Import a JSONL transcript into `scope`; all or nothing, idempotent per session_key."""
     try:
-        check_scope(scope)
+        scope = check_scope(scope)
     except RuleViolation as exc:
         raise InvalidInput.for_field_message("scope", exc.message) from None
     SecretGuard().check_identifier(scope, "scope")

@@ -90,3 +90,14 @@ def test_it_reports_memories_and_sessions_per_scope_kind(client) -> None:
     assert _value(samples, "slowave_memories", scope_kind="project", status="active") >= 1
     assert _value(samples, "slowave_memories", scope_kind="user", status="active") == 1
     assert _value(samples, "slowave_sessions", scope_kind="user", status="ended") == 1
+
+
+def test_invented_scope_kinds_share_one_other_series(client) -> None:
+    # Issue 26, 15: a caller inventing kinds must not grow the number of series.
+    invented = [f"kind{i}x:metrics" for i in range(12)]
+    for scope in invented:
+        ok(post(client, "activate", {"task": "invent a kind", "initial_goal": "g", "scope": scope}))
+    samples = _samples(client.get("/metrics"))
+    kinds = {dict(labels)["scope_kind"] for name, labels in samples if name == "slowave_sessions"}
+    assert not any(kind.startswith("kind") for kind in kinds), kinds
+    assert _value(samples, "slowave_sessions", scope_kind="other", status="open") >= 12

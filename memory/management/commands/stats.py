@@ -19,7 +19,7 @@ class Command(SlowaveCommand):
         scope = options["scope"]
         if scope is not None:
             try:
-                check_scope(scope)
+                scope = check_scope(scope)
             except RuleViolation as exc:
                 self.parse_error(exc.message)
         stats = scope_stats(scope=scope)

@@ -19,7 +19,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from memory.schemas import JsonTooDeep, json_loads
+from memory.schemas import JsonTooDeep, json_loads, without_nul
 from memory.services.import_formats import HistoryPlan, SourceFile, malformed, records
 
 DEFAULT_SCOPE = "project:chatgpt"
@@ -28,7 +28,7 @@ TEXT_TYPES = ("text", "multimodal_text")
 
 def _document(source: SourceFile) -> list[Any]:
     try:
-        data = json_loads("\n".join(source.lines))
+        data = without_nul(json_loads("\n".join(source.lines)))
     except JsonTooDeep as exc:
         raise malformed(source.name, 1, exc.message) from None
     except json.JSONDecodeError as exc:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.errors import InvalidInput
-from memory.schemas import JsonTooDeep, RuleViolation, json_loads, parse_timestamp
+from memory.schemas import JsonTooDeep, RuleViolation, json_loads, parse_timestamp, without_nul
 from memory.services.import_formats import (
     HistoryPlan,
     SourceFile,
@@ -63,7 +63,7 @@ class _Project:
 
 def _object(source: str, number: int, raw: str) -> dict[str, Any]:
     try:
-        data = json_loads(raw)
+        data = without_nul(json_loads(raw))
     except JsonTooDeep as exc:
         raise malformed(source, number, exc.message) from None
     except json.JSONDecodeError as exc:
