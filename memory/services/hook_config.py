@@ -68,7 +68,7 @@ def hooks_target(*, project: Path | None) -> Path:
 
 def _commands(entries: list[Any]) -> set[str]:
     return {
-        hook.get("command")
+        str(hook.get("command"))
         for entry in entries
         if isinstance(entry, dict)
         for hook in entry.get("hooks", [])

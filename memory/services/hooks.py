@@ -173,7 +173,10 @@ def _activate(hook: HookInput, scope: str, task: str, tokens: int, now: datetime
 
 def hook_render(reply: dict[str, Any], scope: str, heading: str) -> str:
     """The memories and procedures of a reply as lines for the model; "" when there are none."""
-    lines = [f"- [{m['type']}] {m['content']} ({m['memory_id']})" for m in reply.get("memories", [])]
+    lines = [
+        f"- [{memory['type']}] {memory['content']} ({memory['memory_id']})"
+        for memory in reply.get("memories", [])
+    ]
     for procedure in reply.get("procedures", []):
         lines.append(
             f"- procedure: {procedure['goal']}: {procedure['summary']} "

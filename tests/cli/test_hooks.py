@@ -65,7 +65,9 @@ def _commands(settings_file: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module", params=["in-process", "http"])
-def setup(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+def setup(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Setup]:
     root = tmp_path_factory.mktemp(f"hooks-{request.param}")
     home, user_home, repo = root / "slowave", root / "user", root / "widgets"
     for path in (home, user_home, repo):
@@ -138,7 +140,10 @@ def _transcript(path: Path, session: str, cwd: Path, turns: list[tuple[str, str]
         "sessionId": session,
         "uuid": f"{session}-tool",
         "cwd": str(cwd),
-        "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash"}]},
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}],
+        },
     }
     path.write_text("\n".join(json.dumps(line) for line in [*lines, noise]) + "\n")
 
@@ -163,15 +168,20 @@ def test_stop_captures_the_transcript_once_and_then_only_what_is_new(setup: Setu
         done = setup.run(event, transcript_path=str(transcript))
         assert done.stdout == "" and done.stderr == ""
     assert _stored(setup, session) == [(f"claude-code:{session}", 2)]
-    _transcript(transcript, session, setup.repo, [*turns, ("user", "And the cache lives in /var/gizmo.")])
+    grown = [*turns, ("user", "And the cache lives in /var/gizmo.")]
+    _transcript(transcript, session, setup.repo, grown)
     setup.run("PreCompact", transcript_path=str(transcript))
-    assert _stored(setup, session) == [(f"claude-code:{session}", 2), (f"claude-code:{session}#2", 1)]
+    assert _stored(setup, session) == [
+        (f"claude-code:{session}", 2),
+        (f"claude-code:{session}#2", 1),
+    ]
     # A later recall in the repository's scope finds the captured turn.
     out = run_python(
         setup.home,
         "import json\nfrom tests.factories import open_session, recall\n"
         f"s = open_session({SCOPE!r}, 'gizmo cache flush', goal='flush')\n"
-        f"r = recall({SCOPE!r}, s['session_id'], 'How is the gizmo cache flushed?', evidence='full')\n"
+        f"r = recall({SCOPE!r}, s['session_id'], 'How is the gizmo cache flushed?', "
+        "evidence='full')\n"
         "print(json.dumps(r))",
     )
     assert "purge-gizmos" in out.strip().splitlines()[-1]
@@ -213,4 +223,5 @@ def test_setup_hooks_merges_keeping_other_hooks_and_is_idempotent(tmp_path: Path
         tmp_path, "setup", "claude-code", "--hooks", "--project", "--dir", str(project), env=env
     )
     assert local.code == 0 and "UserPromptSubmit" in local.out
-    assert "UserPromptSubmit" in json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+    written = json.loads((project / ".claude" / "settings.json").read_text())
+    assert "UserPromptSubmit" in written["hooks"]

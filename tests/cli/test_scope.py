@@ -121,8 +121,8 @@ def test_import_files_each_worktree_s_history_under_the_repository(
     # An explicit scope still wins over the derived one.
     (projects / "c").mkdir()
     _transcript(projects / "c" / "c.jsonl", "s-c", other, "turn in c")
+    c_dir = str(projects / "c")
     given = slowave(
-        home, "--json", "import", "--format", "claude-code", str(projects / "c"),
-        "--scope", "project:given",
+        home, "--json", "import", "--format", "claude-code", c_dir, "--scope", "project:given"
     )
     assert [r["scope"] for r in given.json()["data"]["scopes"]] == ["project:given"]
