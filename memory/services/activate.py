@@ -18,8 +18,9 @@ from memory.services.retrieval import retrieval_prepare, retrieval_publish
 from memory.services.sessions import ClientInfo, continuity_resolve, event_append
 
 COLD_START = (
-    "This scope has no memories or imported history yet. Read one stable project document (e.g. the README), then "
-    "remember only durable facts that are not otherwise observable, one claim per memory."
+    "This scope has no memories or imported history yet. Read one stable project document "
+    "(e.g. the README), then remember only durable facts that are not otherwise observable, "
+    "one claim per memory."
 )
 LEXICAL_ONLY = "The embedding model is unavailable; results come from lexical search only."
 

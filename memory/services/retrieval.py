@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from memory import ids
 from memory.embeddings import get_embedder
@@ -113,7 +113,9 @@ def _with_history(direct: list[Entry], ranking: Ranking, query: str) -> list[Ent
     turns = [t for t, it in zip(turns, ranking.history, strict=True) if it.obj.pk not in covered]
     merged: list[Entry] = []
     while direct and turns:
-        ahead = float(turns[0].scores["score"]) > float(direct[0].scores.get("score", 0.0))
+        ahead = cast(float, turns[0].scores["score"]) > cast(
+            float, direct[0].scores.get("score", 0.0)
+        )
         merged.append(turns.pop(0) if ahead else direct.pop(0))
     return merged + direct + turns
 

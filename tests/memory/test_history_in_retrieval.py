@@ -40,7 +40,8 @@ def _turns(reply: dict) -> list[dict]:
 
 def test_an_imported_turn_ranks_with_memories_and_a_live_episode_does_not() -> None:
     imported = fresh_scope("imported")
-    _import(imported, [[("user", "How should invoice totals be rounded?"), ("assistant", ROUNDING)]])
+    question = ("user", "How should invoice totals be rounded?")
+    _import(imported, [[question, ("assistant", ROUNDING)]])
     opened = open_session(imported, "Store the ledger's language")
     remember(imported, opened["session_id"], "The ledger service is written in Go.")
     commit(opened["session_id"])
@@ -94,3 +95,15 @@ def test_a_consolidated_turn_shows_as_its_memory_and_other_history_as_turns() ->
     assert f"sch_{memory.pk}" in {m.get("memory_id") for m in shown["memories"]}
     turns = _turns(shown)
     assert turns and all("vault token" in t["content"] for t in turns), turns
+
+
+def test_a_long_turn_is_cut_to_the_token_budget_like_a_memory() -> None:
+    scope = fresh_scope("budget")
+    filler = " ".join(f"Step {i} of the checklist is unrelated housekeeping." for i in range(60))
+    question = ("user", "How should invoice totals be rounded?")
+    _import(scope, [[question, ("assistant", f"{filler} {ROUNDING}")]])
+    shown = retrieval(scope, "Fix the rounding of invoice totals", max_tokens=256)
+    (turn,) = _turns(shown)
+    assert turn["content_truncated"] is True and turn["content_chars"] > 3_000
+    assert "half-even" in turn["content"]
+    assert len(json.dumps(turn, ensure_ascii=False, sort_keys=True)) <= 256 * 4
