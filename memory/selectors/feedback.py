@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.models import Exposure, FeedbackEvent, Session
+from memory.retrieval.render import latest_procedure_feedback
 
 
 def feedback_gaps(*, session: Session) -> list[dict[str, Any]]:
@@ -51,13 +52,8 @@ def procedure_track_record(*, procedure_id: str) -> dict[str, Any]:
     """How a procedure fared when agents used it: helped / no effect / harmed counts from the
     latest accepted feedback per retrieval, and whether harm dominates (more harmed than
     helped), for people reading its page beside the outcome of the commit that taught it."""
-    latest: dict[str, str] = {}
-    rows = FeedbackEvent.objects.filter(
-        target_kind="procedure", target_id=procedure_id, status="accepted"
-    ).order_by("created_at", "pk")
-    for retrieval_id, use, effect in rows.values_list("retrieval_id", "use", "effect"):
-        # A later correction for the same retrieval wins, "not used" included.
-        latest[retrieval_id] = effect if use == "used" else ""
-    counts = {key: sum(1 for e in latest.values() if e == key) for key in TRACK_EFFECTS}
+    # The latest accepted row per retrieval, as the agent's full procedure view counts them.
+    used = [row.effect for row in latest_procedure_feedback(procedure_id) if row.use == "used"]
+    counts = {key: used.count(key) for key in TRACK_EFFECTS}
     return {**counts, "harm_dominates": counts["harmed"] > counts["helped"]}
 
