@@ -3,6 +3,7 @@ restore`), and a server that cannot write its store says so in one line and exit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import sqlite3
@@ -191,3 +192,68 @@ def test_a_store_deleted_under_a_live_server_takes_no_more_writes(migrated: Path
     # no fresh, empty store was created in the deleted one's place
     assert not (migrated / "slowave.sqlite3").exists()
 
+
+@contextmanager
+def _small_tmpfs(target: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` at `target` (needs root to mount; skips without it)."""
+    target.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(target)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"needs root to mount a small tmpfs: {mounted.stderr.decode()}")
+    try:
+        yield target
+    finally:
+        subprocess.run(["umount", "-l", str(target)], check=True)
+
+
+def test_a_full_disk_is_a_retryable_named_error_and_the_call_succeeds_once_freed(
+    migrated: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    token = secrets.token_urlsafe(24)
+    scope = "project:full"
+    with _small_tmpfs(tmp_path_factory.mktemp("disk") / "mnt", "24m") as disk:
+        (disk / "slowave.sqlite3").write_bytes((migrated / "slowave.sqlite3").read_bytes())
+        with live_server(
+            migrated,
+            ready="/api/health",
+            SLOWAVE_DB_PATH=str(disk / "slowave.sqlite3"),
+            SLOWAVE_API_TOKENS=token,
+            SLOWAVE_ALLOW_ANONYMOUS_LOCAL="false",
+        ) as base:
+
+            def post(verb: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+                request = urllib.request.Request(
+                    f"{base}/api/{verb}",
+                    data=json.dumps(body).encode(),
+                    method="POST",
+                    headers={
+                        "Authorization": f"Bearer {token}",
+                        "Content-Type": "application/json",
+                    },
+                )
+                try:
+                    with urllib.request.urlopen(request, timeout=120) as response:
+                        return response.status, json.loads(response.read())
+                except urllib.error.HTTPError as exc:
+                    return exc.code, json.loads(exc.read())
+
+            status, envelope = post(
+                "activate", {"task": "fix the build", "initial_goal": "green", "scope": scope}
+            )
+            assert status == 200, envelope
+            remember = {"scope": scope, "session_id": envelope["data"]["session_id"]}
+            filler = disk / "filler"
+            with filler.open("wb") as out:  # every free byte of the small disk
+                with contextlib.suppress(OSError):
+                    while True:
+                        out.write(b"\0" * 65536)
+                        out.flush()
+            body = remember | {"type": "fact", "content": "x " * 3_400 + "The disk filled."}
+            full = post("remember", body)
+            filler.unlink()
+            freed = post("remember", body)
+    assert full[1]["ok"] is False, full
+    assert full[1]["error"]["code"] == "storage_full" and full[1]["error"]["retryable"], full
+    assert freed[1]["ok"] is True, freed
