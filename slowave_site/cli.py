@@ -115,6 +115,19 @@ def run_hook(args: list[str]) -> None:
     killer.daemon = True
     killer.start()
     try:
+        event = args[1] if len(args) > 1 else ""
+        raw = sys.stdin.read()
+        from memory.services.hooks import hook_run_http
+
+        # A running server answers without this process starting Django.
+        text = hook_run_http(event=event, raw=raw)
+        if text is not None:
+            if text:
+                print(text)
+            raise SystemExit(0)
+        import io
+
+        sys.stdin = io.StringIO(raw)
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
         from django.core.management import execute_from_command_line
 

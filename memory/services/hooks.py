@@ -17,10 +17,12 @@ scope is the repository's (memory.services.repo_scope) of the hook's `cwd`.
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -78,9 +80,8 @@ def hook_input(raw: str) -> HookInput:
 # --- where the verbs run ---------------------------------------------------------------
 
 
-def _server() -> str | None:
-    """The base URL of a `slowave up` listening on SLOWAVE_HOST:SLOWAVE_PORT, or None."""
-    host, port = settings.SLOWAVE_HOST, settings.SLOWAVE_PORT
+def _server(host: str, port: int) -> str | None:
+    """The base URL of a `slowave up` listening on `host`:`port`, or None."""
     host = "127.0.0.1" if host in ("0.0.0.0", "") else host.strip("[]")
     try:
         with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
@@ -128,21 +129,24 @@ def _local(verb: str, body: dict[str, Any], now: datetime) -> dict[str, Any]:
     return dict(retrieval_recall(data=RecallIn(**body), now=now))
 
 
-def _call(verb: str, body: dict[str, Any], now: datetime) -> dict[str, Any]:
-    base = _server()
-    return _http(base, verb, body) if base else _local(verb, body, now)
+@dataclass(frozen=True)
+class _Where:
+    """Where a hook's verbs run (`call(verb, body)`), and SLOWAVE_HOME for its state."""
+
+    call: Callable[[str, dict[str, Any]], dict[str, Any]]
+    home: Path
 
 
 # --- the Slowave session kept per Claude Code session ------------------------------------
 
 
-def _state_file(session_id: str) -> Path:
-    return Path(settings.SLOWAVE_HOME) / "hooks" / f"{SAFE_RE.sub('_', session_id)[:150]}.json"
+def _state_file(where: _Where, session_id: str) -> Path:
+    return where.home / "hooks" / f"{SAFE_RE.sub('_', session_id)[:150]}.json"
 
 
-def _kept_session(hook: HookInput, scope: str) -> str | None:
+def _kept_session(where: _Where, hook: HookInput, scope: str) -> str | None:
     try:
-        state = json.loads(_state_file(hook.session_id).read_text())
+        state = json.loads(_state_file(where, hook.session_id).read_text())
     except (OSError, ValueError):
         return None
     if isinstance(state, dict) and state.get("scope") == scope:
@@ -150,21 +154,21 @@ def _kept_session(hook: HookInput, scope: str) -> str | None:
     return None
 
 
-def _keep_session(hook: HookInput, scope: str, session_id: str) -> None:
-    path = _state_file(hook.session_id)
+def _keep_session(where: _Where, hook: HookInput, scope: str, session_id: str) -> None:
+    path = _state_file(where, hook.session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"session_id": session_id, "scope": scope}))
 
 
-def _activate(hook: HookInput, scope: str, task: str, tokens: int, now: datetime) -> dict[str, Any]:
+def _activate(where: _Where, hook: HookInput, scope: str, task: str, tokens: int) -> dict[str, Any]:
     body = {
         "task": task[:20_000],
         "initial_goal": "Carry on the work in this repository",
         "scope": scope,
         "max_tokens": tokens,
     }
-    reply = _call("activate", body, now)
-    _keep_session(hook, scope, reply["session_id"])
+    reply = where.call("activate", body)
+    _keep_session(where, hook, scope, reply["session_id"])
     return reply
 
 
@@ -187,29 +191,29 @@ def hook_render(reply: dict[str, Any], scope: str, heading: str) -> str:
     return "\n".join([f"Slowave memory ({scope}), {heading}:", *lines])
 
 
-def hook_session_start(hook: HookInput, now: datetime) -> str:
+def hook_session_start(where: _Where, hook: HookInput) -> str:
     scope = repo_scope(hook.cwd)
     name = scope.partition(":")[2].rstrip("/").rsplit("/", 1)[-1]
     task = f"Start of a coding session in the {name} repository ({hook.source or 'startup'})"
-    reply = _activate(hook, scope, task, SESSION_START_TOKENS, now)
+    reply = _activate(where, hook, scope, task, SESSION_START_TOKENS)
     return hook_render(reply, scope, "what this repository's memory holds")
 
 
-def hook_prompt(hook: HookInput, now: datetime) -> str:
+def hook_prompt(where: _Where, hook: HookInput) -> str:
     if not hook.prompt:
         return ""
     scope = repo_scope(hook.cwd)
     query = hook.prompt[:PROMPT_MAX]
-    session_id = _kept_session(hook, scope)
+    session_id = _kept_session(where, hook, scope)
     reply: dict[str, Any] | None = None
     if session_id is not None:
         body = {"session_id": session_id, "scope": scope, "query": query}
         try:
-            reply = _call("recall", {**body, "max_tokens": PROMPT_TOKENS}, now)
+            reply = where.call("recall", {**body, "max_tokens": PROMPT_TOKENS})
         except SlowaveError:
             reply = None  # the session ended or was reaped: a fresh activation instead
     if reply is None:
-        reply = _activate(hook, scope, query, PROMPT_TOKENS, now)
+        reply = _activate(where, hook, scope, query, PROMPT_TOKENS)
     return hook_render(reply, scope, "related to this prompt")
 
 
@@ -223,8 +227,36 @@ def hook_stop(hook: HookInput, now: datetime) -> str:
 
 
 def hook_run(*, event: str, raw: str, now: datetime) -> str:
-    """What the hook `event` prints for the model, given Claude Code's JSON `raw`."""
-    handlers = {"session-start": hook_session_start, "prompt": hook_prompt, "stop": hook_stop}
-    if event not in handlers:
+    """What the hook `event` prints for the model, given Claude Code's JSON `raw`: over HTTP
+    when a server answers on SLOWAVE_HOST:SLOWAVE_PORT, in this process otherwise."""
+    if event not in HOOK_EVENTS:
         raise InvalidInput.for_field("event", f"event must be one of {', '.join(HOOK_EVENTS)}")
-    return handlers[event](hook_input(raw), now)
+    hook = hook_input(raw)
+    if event == "stop":
+        return hook_stop(hook, now)
+    base = _server(settings.SLOWAVE_HOST, settings.SLOWAVE_PORT)
+    where = _Where(
+        call=(lambda verb, body: _http(base, verb, body))
+        if base
+        else (lambda verb, body: _local(verb, body, now)),
+        home=Path(settings.SLOWAVE_HOME),
+    )
+    handler = hook_session_start if event == "session-start" else hook_prompt
+    return handler(where, hook)
+
+
+def hook_run_http(*, event: str, raw: str) -> str | None:
+    """The start or prompt hook answered by a running server without starting Django (most
+    of a hook's time): SLOWAVE_HOST, SLOWAVE_PORT and SLOWAVE_HOME read from the environment
+    as the settings read them. None when the hook is not one of those, a variable is not
+    plain, or no server answers: then `hook_run` does it all."""
+    port = os.environ.get("SLOWAVE_PORT", "8765").strip()
+    if event not in ("session-start", "prompt") or not port.isdigit():
+        return None
+    base = _server(os.environ.get("SLOWAVE_HOST", "127.0.0.1").strip(), int(port))
+    if base is None:
+        return None
+    home = os.environ.get("SLOWAVE_HOME") or str(Path.home() / ".slowave")
+    where = _Where(call=lambda verb, body: _http(base, verb, body), home=Path(home).expanduser())
+    handler = hook_session_start if event == "session-start" else hook_prompt
+    return handler(where, hook_input(raw))

@@ -15,7 +15,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from memory.schemas import CONTROL_RE
+# Kept free of Django and pydantic imports: the hooks' fast path imports this before Django.
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")  # as memory.schemas refuses in a scope
 
 SCOPE_MAX = 200
 GIT_TIMEOUT = 2.0  # seconds; git answering slower than this is treated as no repository
