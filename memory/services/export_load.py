@@ -188,12 +188,12 @@ def _screen(rows: Rows) -> dict[str, dict[str, int]]:
         names = [f for f in model._meta.concrete_fields if isinstance(f, models.CharField)]
         for number, row in enumerate(items, start=1):
             label = f"{PREFIX.get(model.__name__, model.__name__.lower() + ' ')}{row.pk}"
-            for f in names:
-                value = getattr(row, f.attname)
+            for name in names:
+                short = getattr(row, name.attname)
                 # A row is named by its id, unless the id is what holds the credential.
-                where = f"{model.__name__.lower()} row {number}" if f.primary_key else label
-                if isinstance(value, str):
-                    guard.check_identifier(value, f"{where}.{f.name}")
+                where = f"{model.__name__.lower()} row {number}" if name.primary_key else label
+                if isinstance(short, str):
+                    guard.check_identifier(short, f"{where}.{name.name}")
             for f in fields:
                 value = getattr(row, f.attname)
                 setattr(row, f.attname, guard.clean_value(value, f"{label}.{f.name}"))
