@@ -34,7 +34,9 @@ def printable(text: str) -> str:
 class PrintableOutput(OutputWrapper):
     """A command's stdout whose writes are passed through `printable`."""
 
-    def write(self, msg: str = "", style_func: Any = None, ending: str | None = None) -> None:
+    def write(  # type: ignore[override]  # OutputWrapper's own signature, not TextIOBase's
+        self, msg: str = "", style_func: Any = None, ending: str | None = None
+    ) -> None:
         super().write(printable(msg), style_func, ending)
 
 

@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any, cast
+from typing import IO, Any, TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.core.serializers.json import DjangoJSONEncoder
@@ -39,7 +39,7 @@ class SlowaveCommand(BaseCommand):
         if options.get("stdout"):
             self.stdout = OutputWrapper(options.pop("stdout"))
         # Human-facing output never carries a stored text's control characters raw.
-        self._stream = self.stdout._out
+        self._stream = cast(TextIO, self.stdout._out)
         if not self.as_json:
             self.stdout = PrintableOutput(self._stream)
         try:
