@@ -24,6 +24,22 @@ SLOWAVE_HOME = env_path("SLOWAVE_HOME", Path.home() / ".slowave")
 SLOWAVE_DB_PATH = env_path("SLOWAVE_DB_PATH", SLOWAVE_HOME / "slowave.sqlite3")
 
 
+def _publish_new_key(key_file: Path) -> None:
+    """Write a fresh key beside `key_file` and link it into place: several processes starting on a
+    fresh home at once all end up reading the one key that won, never a half-written file."""
+    draft = key_file.with_name(f".secret_key.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(50))
+        try:
+            os.link(draft, key_file)
+        except FileExistsError:
+            pass  # another process published its key first; everyone reads that one
+    finally:
+        draft.unlink(missing_ok=True)
+
+
 def _secret_key() -> str:
     configured = os.environ.get("SLOWAVE_SECRET_KEY", "").strip()
     if configured:
@@ -32,9 +48,7 @@ def _secret_key() -> str:
     key_file = SLOWAVE_HOME / "secret_key"
     try:
         if not key_file.exists():
-            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as handle:
-                handle.write(secrets.token_urlsafe(50))
+            _publish_new_key(key_file)
         return key_file.read_text().strip()
     except OSError as exc:
         raise SettingError(

@@ -117,6 +117,9 @@ def write_manifest(directory: Path, spec: IngestSpec, kept: Kept) -> Path:
 
 
 def _clear(directory: Path) -> None:
+    from slowave_site.db.base import forget_file
+
+    forget_file(str(directory / STORE_DB))
     for name in (MANIFEST, STORE_DB, f"{STORE_DB}-wal", f"{STORE_DB}-shm"):
         (directory / name).unlink(missing_ok=True)
 

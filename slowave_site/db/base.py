@@ -75,6 +75,11 @@ def file_identity(path: str) -> tuple[int, int] | None:
 OPENED: dict[str, tuple[int, int]] = {}
 
 
+def forget_file(path: str) -> None:
+    """The caller removes the file at `path` on purpose: a later connection may create it anew."""
+    OPENED.pop(path, None)
+
+
 def file_in_place(path: str) -> bool:
     """False once the file this process opened at `path` is gone or replaced."""
     opened = OPENED.get(path)

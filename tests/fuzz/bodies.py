@@ -223,7 +223,9 @@ def mutated(draw: st.DrawFn, body: Any, pool: Pool) -> Any:
     if kind == "whole" or not paths:
         return draw(hostile_values(pool))
     if kind == "extra":
-        containers = [()] + [p for p in paths if isinstance(_at(body, p), dict)]
+        containers = [p for p in [(), *paths] if isinstance(_at(body, p), dict)]
+        if not containers:
+            return body
         where = draw(st.sampled_from(containers))
         key = draw(st.sampled_from(["limit", "id", "", "scope ", "Task", "\ud800"]) | TEXT)
         if key in _at(body, where):
