@@ -10,9 +10,6 @@ from __future__ import annotations
 import os
 import sys
 
-from slowave_site.env import settings_or_exit
-from slowave_site.schema import migrate_or_exit
-
 COMMANDS: dict[str, tuple[str, str]] = {
     "up": ("up", "migrate, start the background worker, serve the admin"),
     "mcp-serve": ("mcp_serve", "the MCP server over stdio (what agents start)"),
@@ -117,7 +114,7 @@ def run_hook(args: list[str]) -> None:
     try:
         event = args[1] if len(args) > 1 else ""
         raw = sys.stdin.read()
-        from memory.services.hooks import hook_run_http
+        from memory.services.hook_reads import hook_run_http
 
         # A running server answers without this process starting Django.
         text = hook_run_http(event=event, raw=raw)
@@ -130,6 +127,8 @@ def run_hook(args: list[str]) -> None:
         sys.stdin = io.StringIO(raw)
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
         from django.core.management import execute_from_command_line
+
+        from slowave_site.env import settings_or_exit
 
         settings_or_exit()
         execute_from_command_line(["slowave", "hook", *args[1:]])
@@ -163,6 +162,9 @@ def main(argv: list[str] | None = None) -> None:
         args.append("--json")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
     from django.core.management import execute_from_command_line
+
+    from slowave_site.env import settings_or_exit
+    from slowave_site.schema import migrate_or_exit
 
     settings_or_exit()
     command = COMMANDS[args[0]][0]

@@ -1,116 +1,33 @@
-"""Claude Code hooks (`slowave hook EVENT`, JSON on stdin): memory that reaches the agent unasked.
+"""Claude Code hooks (`slowave hook EVENT`, JSON on stdin) run in this process, with Django.
 
-- `session-start` (SessionStart): an activation in the repository's scope, within
-  SESSION_START_TOKENS, printed for the model; the Slowave session it opens is kept per
-  Claude Code session (under SLOWAVE_HOME/hooks/) for the prompts that follow.
-- `prompt` (UserPromptSubmit): a recall for the prompt within PROMPT_TOKENS in that session
-  (an activation when there is none, or it has ended); printed only when something passes
-  retrieval's floor, so an unrelated prompt gets nothing.
+- `session-start`, `prompt`: memory.services.hook_reads, its verbs called on the services
+  here when no `slowave up` answers on SLOWAVE_HOST:SLOWAVE_PORT (over HTTP when one does;
+  slowave_site.cli tries that first, before Django starts).
 - `stop` (Stop, SessionEnd, PreCompact): the transcript's new turns captured
   (memory.services.hook_capture), then queued for consolidation.
 
-Reads go to a running `slowave up` over HTTP (POST /api/activate|recall on SLOWAVE_HOST and
-SLOWAVE_PORT) when one answers there, and to the services in this process otherwise. The
-scope is the repository's (memory.services.repo_scope) of the hook's `cwd`.
+The scope is the repository's (memory.services.repo_scope) of the hook's `cwd`.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import socket
-import urllib.error
-import urllib.request
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
-from memory.errors import InvalidInput, SlowaveError
-from memory.services.repo_scope import repo_scope
-
-HOOK_EVENTS = ("session-start", "prompt", "stop")
-SESSION_START_TOKENS = 600
-PROMPT_TOKENS = 400
-HTTP_TIMEOUT = 5.0  # seconds for one call to a running server
-CONNECT_TIMEOUT = 0.2  # is a server listening at all
-PROMPT_MAX = 4_000  # a recall query's bound
-SAFE_RE = re.compile(r"[^A-Za-z0-9_.-]")
-
-
-@dataclass(frozen=True)
-class HookInput:
-    session_id: str
-    cwd: str
-    transcript_path: str | None
-    prompt: str | None
-    source: str | None
-
-
-def hook_input(raw: str) -> HookInput:
-    """The fields a hook uses from Claude Code's JSON on stdin; a missing one names itself."""
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"hook input is not valid JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise InvalidInput("hook input must be a JSON object")
-
-    def text(name: str, required: bool) -> str | None:
-        value = data.get(name)
-        if value is None and not required:
-            return None
-        if not isinstance(value, str) or not value.strip():
-            raise InvalidInput.for_field(name, f"{name} must be a nonblank string")
-        return value
-
-    return HookInput(
-        session_id=text("session_id", True) or "",
-        cwd=text("cwd", True) or "",
-        transcript_path=text("transcript_path", False),
-        prompt=text("prompt", False),
-        source=text("source", False),
-    )
-
-
-# --- where the verbs run ---------------------------------------------------------------
-
-
-def _server(host: str, port: int) -> str | None:
-    """The base URL of a `slowave up` listening on `host`:`port`, or None."""
-    host = "127.0.0.1" if host in ("0.0.0.0", "") else host.strip("[]")
-    try:
-        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
-            pass
-    except OSError:
-        return None
-    return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
-
-
-def _http(base: str, verb: str, body: dict[str, Any]) -> dict[str, Any]:
-    request = urllib.request.Request(
-        f"{base}/api/{verb}",
-        data=json.dumps(body).encode(),
-        headers={
-            "Content-Type": "application/json",
-            "X-Slowave-Client": "claude-code-hook",
-            "X-Slowave-Client-Version": "http",
-        },
-        method="POST",
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
-            envelope = json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        envelope = json.loads(exc.read() or b"{}")
-    if not envelope.get("ok"):
-        error = envelope.get("error") or {}
-        raise InvalidInput(f"{verb} over HTTP: {error.get('message', 'failed')}")
-    return dict(envelope["data"])
+from memory.errors import InvalidInput
+from memory.services.hook_reads import (
+    HOOK_EVENTS,
+    HookInput,
+    Where,
+    hook_input,
+    hook_prompt,
+    hook_session_start,
+    http_call,
+    server_base,
+)
 
 
 def _local(verb: str, body: dict[str, Any], now: datetime) -> dict[str, Any]:
@@ -127,94 +44,6 @@ def _local(verb: str, body: dict[str, Any], now: datetime) -> dict[str, Any]:
         )
         return dict(session_activate(data=ActivateIn(**body), client=client, now=now))
     return dict(retrieval_recall(data=RecallIn(**body), now=now))
-
-
-@dataclass(frozen=True)
-class _Where:
-    """Where a hook's verbs run (`call(verb, body)`), and SLOWAVE_HOME for its state."""
-
-    call: Callable[[str, dict[str, Any]], dict[str, Any]]
-    home: Path
-
-
-# --- the Slowave session kept per Claude Code session ------------------------------------
-
-
-def _state_file(where: _Where, session_id: str) -> Path:
-    return where.home / "hooks" / f"{SAFE_RE.sub('_', session_id)[:150]}.json"
-
-
-def _kept_session(where: _Where, hook: HookInput, scope: str) -> str | None:
-    try:
-        state = json.loads(_state_file(where, hook.session_id).read_text())
-    except (OSError, ValueError):
-        return None
-    if isinstance(state, dict) and state.get("scope") == scope:
-        return state.get("session_id")
-    return None
-
-
-def _keep_session(where: _Where, hook: HookInput, scope: str, session_id: str) -> None:
-    path = _state_file(where, hook.session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"session_id": session_id, "scope": scope}))
-
-
-def _activate(where: _Where, hook: HookInput, scope: str, task: str, tokens: int) -> dict[str, Any]:
-    body = {
-        "task": task[:20_000],
-        "initial_goal": "Carry on the work in this repository",
-        "scope": scope,
-        "max_tokens": tokens,
-    }
-    reply = where.call("activate", body)
-    _keep_session(where, hook, scope, reply["session_id"])
-    return reply
-
-
-# --- what reaches the model -----------------------------------------------------------------
-
-
-def hook_render(reply: dict[str, Any], scope: str, heading: str) -> str:
-    """The memories and procedures of a reply as lines for the model; "" when there are none."""
-    lines = [
-        f"- [{memory['type']}] {memory['content']} ({memory['memory_id']})"
-        for memory in reply.get("memories", [])
-    ]
-    for procedure in reply.get("procedures", []):
-        lines.append(
-            f"- procedure: {procedure['goal']}: {procedure['summary']} "
-            f"({procedure['procedure_id']})"
-        )
-    if not lines:
-        return ""
-    return "\n".join([f"Slowave memory ({scope}), {heading}:", *lines])
-
-
-def hook_session_start(where: _Where, hook: HookInput) -> str:
-    scope = repo_scope(hook.cwd)
-    name = scope.partition(":")[2].rstrip("/").rsplit("/", 1)[-1]
-    task = f"Start of a coding session in the {name} repository ({hook.source or 'startup'})"
-    reply = _activate(where, hook, scope, task, SESSION_START_TOKENS)
-    return hook_render(reply, scope, "what this repository's memory holds")
-
-
-def hook_prompt(where: _Where, hook: HookInput) -> str:
-    if not hook.prompt:
-        return ""
-    scope = repo_scope(hook.cwd)
-    query = hook.prompt[:PROMPT_MAX]
-    session_id = _kept_session(where, hook, scope)
-    reply: dict[str, Any] | None = None
-    if session_id is not None:
-        body = {"session_id": session_id, "scope": scope, "query": query}
-        try:
-            reply = where.call("recall", {**body, "max_tokens": PROMPT_TOKENS})
-        except SlowaveError:
-            reply = None  # the session ended or was reaped: a fresh activation instead
-    if reply is None:
-        reply = _activate(where, hook, scope, query, PROMPT_TOKENS)
-    return hook_render(reply, scope, "related to this prompt")
 
 
 def hook_stop(hook: HookInput, now: datetime) -> str:
@@ -234,9 +63,9 @@ def hook_run(*, event: str, raw: str, now: datetime) -> str:
     hook = hook_input(raw)
     if event == "stop":
         return hook_stop(hook, now)
-    base = _server(settings.SLOWAVE_HOST, settings.SLOWAVE_PORT)
-    where = _Where(
-        call=(lambda verb, body: _http(base, verb, body))
+    base = server_base(settings.SLOWAVE_HOST, settings.SLOWAVE_PORT)
+    where = Where(
+        call=(lambda verb, body: http_call(base, verb, body))
         if base
         else (lambda verb, body: _local(verb, body, now)),
         home=Path(settings.SLOWAVE_HOME),
@@ -245,18 +74,3 @@ def hook_run(*, event: str, raw: str, now: datetime) -> str:
     return handler(where, hook)
 
 
-def hook_run_http(*, event: str, raw: str) -> str | None:
-    """The start or prompt hook answered by a running server without starting Django (most
-    of a hook's time): SLOWAVE_HOST, SLOWAVE_PORT and SLOWAVE_HOME read from the environment
-    as the settings read them. None when the hook is not one of those, a variable is not
-    plain, or no server answers: then `hook_run` does it all."""
-    port = os.environ.get("SLOWAVE_PORT", "8765").strip()
-    if event not in ("session-start", "prompt") or not port.isdigit():
-        return None
-    base = _server(os.environ.get("SLOWAVE_HOST", "127.0.0.1").strip(), int(port))
-    if base is None:
-        return None
-    home = os.environ.get("SLOWAVE_HOME") or str(Path.home() / ".slowave")
-    where = _Where(call=lambda verb, body: _http(base, verb, body), home=Path(home).expanduser())
-    handler = hook_session_start if event == "session-start" else hook_prompt
-    return handler(where, hook_input(raw))

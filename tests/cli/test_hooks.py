@@ -116,6 +116,27 @@ def test_session_start_and_prompt_inject_the_repository_s_fact(setup: Setup) -> 
     assert _client_versions(setup) == {setup.mode}
 
 
+def test_a_hook_a_server_answers_imports_neither_django_nor_celery(setup: Setup) -> None:
+    # Most of a hook's time was Django's and Celery's imports: with a server they are not needed.
+    if setup.mode != "http":
+        pytest.skip("in-process hooks start Django by design")
+    env = {**setup.env(), "PYTHONPROFILEIMPORTTIME": "1"}
+    body = {"session_id": "cc-light", "cwd": str(setup.repo), "prompt": "How is it signed?"}
+    proc = subprocess.run(
+        ["sh", "-c", setup.commands["UserPromptSubmit"]],
+        cwd=setup.repo,
+        env=env,
+        input=json.dumps(body),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines()}
+    assert "memory.services.hook_reads" in imported, proc.stderr[-2000:]
+    heavy = {name for name in imported if name.split(".")[0] in {"django", "celery", "numpy"}}
+    assert heavy == set() and FACT in proc.stdout
+
+
 def test_an_unrelated_prompt_injects_nothing(setup: Setup) -> None:
     unrelated = setup.run(
         "UserPromptSubmit", prompt="What is the capital of Mongolia? Tell me about yaks grazing."
