@@ -42,9 +42,6 @@ from memory.retrieval.temporal import parse_window, temporal_bonus
 from memory.text import stems, tokens
 
 Neighbours = dict[int, list[tuple[MemoryRow, float, float]]]
-# Imported turns ranked with the memories, at most this many per retrieval: history fills in
-# where memories are thin, it never floods a page.
-HISTORY_LIMIT = 5
 
 
 @dataclass
@@ -94,7 +91,9 @@ def rank(
     )
     ranking.associated = associations.neighbours(memories, prepared, policy)
     if prepared.imported:
-        ranking.history = _rank_episodes(prepared, policy, now, imported_only=True)[:HISTORY_LIMIT]
+        paging = policy.paging
+        cap = paging.history_recall if kind == "recall" else paging.history_activate
+        ranking.history = _rank_episodes(prepared, policy, now, imported_only=True)[:cap]
     return ranking
 
 

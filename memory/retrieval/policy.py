@@ -160,6 +160,12 @@ class Paging:
     procedure_chars: int = 24_576
     associated_per_page: int = 3
     content_limit: int = 1_024
+    # Imported turns ranked with the memories, at most this many per retrieval. Unasked
+    # (activate), history fills in where memories are thin and never floods the working set; a
+    # deliberate recall pages through it like memories: at 5, LoCoMo imported as transcripts
+    # could show at most 5 items a question (see the README's bench section).
+    history_activate: int = 5
+    history_recall: int = 20
 
 
 @dataclass(frozen=True)

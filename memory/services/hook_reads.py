@@ -156,9 +156,11 @@ def _activate(where: Where, hook: HookInput, scope: str, task: str, tokens: int)
 
 
 def hook_render(reply: dict[str, Any], scope: str, heading: str) -> str:
-    """The memories and procedures of a reply as lines for the model; "" when there are none."""
+    """The memories (imported turns among them: `episode_id`) and procedures of a reply as
+    lines for the model; "" when there are none."""
     lines = [
-        f"- [{memory['type']}] {memory['content']} ({memory['memory_id']})"
+        f"- [{memory['type']}] {memory['content']} "
+        f"({memory.get('memory_id') or memory.get('episode_id')})"
         for memory in reply.get("memories", [])
     ]
     for procedure in reply.get("procedures", []):

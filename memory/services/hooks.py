@@ -72,5 +72,3 @@ def hook_run(*, event: str, raw: str, now: datetime) -> str:
     )
     handler = hook_session_start if event == "session-start" else hook_prompt
     return handler(where, hook)
-
-

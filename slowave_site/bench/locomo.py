@@ -12,7 +12,7 @@ import platform
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -68,6 +68,7 @@ def run_locomo(
     baselines: Sequence[str] = (),
     samples: Sequence[str] = (),
     slowave_runner: SlowaveRunner | None = None,
+    slowave_runners: Mapping[str, SlowaveRunner] | None = None,
     out: str | None = None,
     details: bool = False,
     encode: bl.Encode | None = None,
@@ -80,13 +81,15 @@ def run_locomo(
     else the bundled MiniLM). ``config`` adds entries to the report's configuration, e.g. the
     Slowave runner's ingest mode, vector backend, floors and consolidation flag. ``samples``
     keeps only the conversations with those ids (all when empty), e.g. to tune on some
-    conversations and confirm on the others.
+    conversations and confirm on the others. ``slowave_runners`` adds Slowave methods by name
+    (e.g. another ingest mode), each run over every conversation in turn.
     """
     baselines = list(dict.fromkeys(baselines))
     unknown = [b for b in baselines if b not in bl.BASELINES]
     if unknown:
         raise ValueError(f"unknown baseline {unknown[0]!r}; choose from {', '.join(bl.BASELINES)}")
-    if not baselines and slowave_runner is None:
+    runners = {**({"slowave": slowave_runner} if slowave_runner else {}), **(slowave_runners or {})}
+    if not baselines and not runners:
         raise ValueError("nothing to run: give a Slowave runner and/or at least one baseline")
     say = log or (lambda message: None)
     selected = _select(load_locomo(path), list(samples), path)
@@ -96,16 +99,16 @@ def run_locomo(
 
     results: dict[str, list[QuestionResult]] = {}
     seconds: dict[str, float] = {}
-    if slowave_runner is not None:
-        results["slowave"], seconds["slowave"] = [], 0.0
+    for method, runner in runners.items():
+        results[method], seconds[method] = [], 0.0
         for sample in selected:
             say(
-                f"slowave: {sample.sample_id} ({len(sample.turns)} turns, "
+                f"{method}: {sample.sample_id} ({len(sample.turns)} turns, "
                 f"{len(sample.questions)} questions)"
             )
             start = time.perf_counter()
-            results["slowave"].extend(_check(sample, list(slowave_runner(sample))))
-            seconds["slowave"] += time.perf_counter() - start
+            results[method].extend(_check(sample, list(runner(sample))))
+            seconds[method] += time.perf_counter() - start
     for name in baselines:
         results[name], seconds[name] = [], 0.0
     for sample in selected:

@@ -5,6 +5,10 @@ Without ``--store`` each conversation is ingested then asked, in turn, as it alw
 it, every selected conversation is ingested first (consolidation pass included) into the kept
 store, or the ingest is skipped when the store's manifest matches, and the questions are then
 asked on a scratch copy (store.py). Ingest always runs under the unmodified policy.
+
+`ingest` names the Slowave methods: `remember` (method "slowave": each turn remembered as a
+fact, the kept store's ingest) and `import` (method "slowave-import": each session imported
+as a transcript into a scope of its own, locomo_import.py; never kept, ingested afresh).
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from memory.retrieval.policy import RankingPolicy
 from slowave_site.bench import overrides
 from slowave_site.bench.locomo import run_locomo, select_samples
 from slowave_site.bench.locomo_data import Sample
+from slowave_site.bench.locomo_import import import_sample
 from slowave_site.bench.results import QuestionResult
-from slowave_site.bench.slowave import ask_sample, consolidate_scope, ingest_sample
+from slowave_site.bench.slowave import ask_sample, consolidate_scope, ingest_sample, scope_for
 from slowave_site.bench.store import (
     IngestSpec,
     Kept,
@@ -31,6 +36,7 @@ from slowave_site.bench.store import (
 )
 
 Log = Callable[[str], None]
+INGEST_MODES = {"remember": "slowave", "import": "slowave-import"}
 
 
 def _options(consolidate: bool) -> dict[str, Any]:
@@ -60,6 +66,21 @@ def _runner(
             behind = ingest_sample(sample, consolidate_scope if consolidate else None)
         with overrides.installed(ranking):
             return ask_sample(sample, behind)
+
+    return run
+
+
+def _import_runner(
+    consolidate: bool, ranking: RankingPolicy, log: Log
+) -> Callable[[Sample], list[QuestionResult]]:
+    """Import the conversation's sessions as transcripts under the plain policy, ask under
+    ranking, in a scope apart from the remembered one."""
+
+    def run(sample: Sample) -> list[QuestionResult]:
+        scope = f"{scope_for(sample)}-import"
+        behind = import_sample(sample, scope, consolidate_scope if consolidate else None, log)
+        with overrides.installed(ranking):
+            return ask_sample(sample, behind, scope)
 
     return run
 
@@ -116,6 +137,7 @@ def run_locomo_bench(
     store: str | None = None,
     rebuild: bool = False,
     policy: Sequence[str] = (),
+    ingest: Sequence[str] = ("remember",),
     out: str | None = None,
     details: bool = False,
     log: Log | None = None,
@@ -124,6 +146,10 @@ def run_locomo_bench(
     say = log or (lambda message: None)
     if db is not None and store is not None:
         raise ValueError("--db and --store are exclusive: a kept store is its own database")
+    modes = list(dict.fromkeys(ingest or ("remember",)))
+    unknown = [m for m in modes if m not in INGEST_MODES]
+    if unknown:
+        raise ValueError(f"unknown ingest {unknown[0]!r}; choose from {', '.join(INGEST_MODES)}")
     ranking = overrides.resolve(policy)  # before any ingest: a typo must not cost the ingest
     selected = select_samples(path, samples)
     config: dict[str, Any] = {
@@ -132,14 +158,21 @@ def run_locomo_bench(
         "relative_margin": ranking.admission.relative_margin,
         "policy": overrides.describe(ranking, policy),
         "store": os.path.abspath(store) if store else None,
+        "ingest": modes,
     }
     common: dict[str, Any] = dict(
         baselines=baselines, samples=samples, out=out, details=details, log=say, config=config
     )
     if not slowave:
         return run_locomo(path, **common)
+    kept_store = store if "remember" in modes else None  # only the remembered ingest is kept
     with _prepared(
-        path, selected, consolidate=consolidate, db=db, store=store, rebuild=rebuild, log=say
+        path, selected, consolidate=consolidate, db=db, store=kept_store, rebuild=rebuild, log=say
     ) as (kept, reused):
         config["ingest_reused"] = reused
-        return run_locomo(path, slowave_runner=_runner(consolidate, ranking, kept), **common)
+        runners = {
+            "slowave": _runner(consolidate, ranking, kept),
+            "slowave-import": _import_runner(consolidate, ranking, say),
+        }
+        chosen = {INGEST_MODES[m]: runners[INGEST_MODES[m]] for m in modes}
+        return run_locomo(path, slowave_runners=chosen, **common)

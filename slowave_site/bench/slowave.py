@@ -44,15 +44,16 @@ BATCH = 256
 def _feedback_all(
     reply: Mapping[str, Any], assessment: str = "irrelevant", *, now: datetime | None = None
 ) -> None:
-    if not reply["memories"] and not reply["procedures"]:
+    # Imported turns (episodes) are shown, not exposed: no feedback is owed for them.
+    memories = [m for m in reply["memories"] if "memory_id" in m]
+    if not memories and not reply["procedures"]:
         return
     feedback_submit(
         data=FeedbackIn(
             retrieval_id=reply["retrieval_id"],
             coverage="complete",
             memory_feedback=[
-                MemoryFeedback(memory_id=m["memory_id"], assessment=assessment)
-                for m in reply["memories"]
+                MemoryFeedback(memory_id=m["memory_id"], assessment=assessment) for m in memories
             ],
             procedure_feedback=[
                 ProcedureFeedback(procedure_id=p["procedure_id"], use="not_used")
@@ -177,13 +178,15 @@ def ask(
 
 
 def _ranked(memory: Mapping[str, Any], behind: Mapping[str, Sequence[str]]) -> RankedItem:
+    """A memory (`memory_id`) or an imported turn shown among them (`episode_id`)."""
     occurred = memory.get("provenance", {}).get("occurred_at")
     moment = datetime.fromtimestamp(occurred, UTC) if occurred else None
+    ref = memory.get("memory_id") or memory["episode_id"]
     return RankedItem.from_content(
         memory["content"],
         moment,
-        list(behind.get(memory["memory_id"], [])),
-        ref=memory["memory_id"],
+        list(behind.get(ref, [])),
+        ref=ref,
         pathway=memory["pathway"],
     )
 
@@ -270,8 +273,10 @@ def ingest_sample(
     return dict(behind)
 
 
-def ask_sample(sample: Sample, behind: Mapping[str, Sequence[str]]) -> list[QuestionResult]:
-    scope = scope_for(sample)
+def ask_sample(
+    sample: Sample, behind: Mapping[str, Sequence[str]], scope: str | None = None
+) -> list[QuestionResult]:
+    scope = scope or scope_for(sample)
     isolate_scopes()
     results = []
     for question in sample.questions:

@@ -196,6 +196,10 @@ def test_stop_captures_the_transcript_once_and_then_only_what_is_new(setup: Setu
         (f"claude-code:{session}", 2),
         (f"claude-code:{session}#2", 1),
     ]
+    # The next prompt's hook shows the captured turn (an episode, not a memory).
+    later = setup.run("UserPromptSubmit", prompt="How is the gizmo cache flushed?")
+    assert "purge-gizmos" in later.stdout and later.stderr == "", later.stderr
+    assert "[episode]" in later.stdout
     # A later recall in the repository's scope finds the captured turn.
     out = run_python(
         setup.home,

@@ -38,6 +38,14 @@ class Command(BaseCommand):
             help="only the conversation with this sample_id (repeatable; default: all)",
         )
         locomo.add_argument("--db", help="SQLite file to use (default: a temporary one)")
+        locomo.add_argument(
+            "--ingest",
+            action="append",
+            choices=["remember", "import"],
+            help="how Slowave takes the conversations in (repeatable, each its own method): "
+            "remember each turn as a fact (default; method slowave), or import each session "
+            "as a transcript (method slowave-import)",
+        )
         lme = sub.add_parser("longmemeval", help="LongMemEval retrieval benchmark (S layout)")
         lme.add_argument("path")
         _common(lme)
@@ -187,6 +195,7 @@ class Command(BaseCommand):
                 options["path"],
                 samples=options["sample"],
                 db=options["db"],
+                ingest=options["ingest"] or ["remember"],
                 log=log,
                 **_shared(options),
             ),
