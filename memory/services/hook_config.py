@@ -1,4 +1,11 @@
-"""The Claude Code hook entries `slowave setup claude-code --hooks` merges into settings.json.
+"""The hook entries `slowave setup claude-code|codex --hooks` merges into the client's file.
+
+Claude Code reads ~/.claude/settings.json (a project's .claude/settings.json); Codex reads
+~/.codex/hooks.json (a project's .codex/hooks.json). Both run a hook as a shell command in the
+session's directory with the event's JSON on stdin (session_id, transcript_path, cwd,
+hook_event_name, and source or prompt) and give the model what it prints on exit 0, so one
+`slowave hook EVENT` serves both. Codex gets the read hooks only: its Stop hook hands over
+Codex's own rollout file, which the history import does not read (yet).
 
 Each entry runs `slowave hook EVENT` by the absolute path of this installation's script, with
 SLOWAVE_DB_PATH (and SLOWAVE_MODEL_DIR) set as the MCP server's entry sets them, so a hook
@@ -20,14 +27,19 @@ from django.conf import settings
 
 from memory.errors import InvalidInput
 
-# Claude Code event -> (our hook, its timeout in seconds, a little above the hook's own limit).
+# Per client, its event -> (our hook, its timeout in seconds, a little above the hook's own).
 HOOK_EVENTS = {
-    "SessionStart": ("session-start", 15),
-    "UserPromptSubmit": ("prompt", 15),
-    "Stop": ("stop", 35),
-    "SessionEnd": ("stop", 35),
-    "PreCompact": ("stop", 35),
+    "claude-code": {
+        "SessionStart": ("session-start", 15),
+        "UserPromptSubmit": ("prompt", 15),
+        "Stop": ("stop", 35),
+        "SessionEnd": ("stop", 35),
+        "PreCompact": ("stop", 35),
+    },
+    "codex": {"SessionStart": ("session-start", 15), "UserPromptSubmit": ("prompt", 15)},
 }
+HOOK_CLIENTS = tuple(HOOK_EVENTS)
+HOOK_FILES = {"claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}
 
 
 def _slowave() -> list[str]:
@@ -51,19 +63,21 @@ def hook_command(event: str) -> str:
     return f"{prefix} {shlex.join([*_slowave(), 'hook', event])}"
 
 
-def hooks_config() -> dict[str, Any]:
-    """The `hooks` object of Claude Code's settings for Slowave's hooks."""
+def hooks_config(client: str = "claude-code") -> dict[str, Any]:
+    """The `hooks` object of `client`'s hook file for Slowave's hooks."""
     return {
         event: [{"hooks": [{"type": "command", "command": hook_command(ours), "timeout": t}]}]
-        for event, (ours, t) in HOOK_EVENTS.items()
+        for event, (ours, t) in HOOK_EVENTS[client].items()
     }
 
 
-def hooks_target(*, project: Path | None) -> Path:
-    """~/.claude/settings.json (HOME honoured), or the project's .claude/settings.json."""
+def hooks_target(*, project: Path | None, client: str = "claude-code") -> Path:
+    """The user's hook file of `client` under HOME (~/.claude/settings.json,
+    ~/.codex/hooks.json), or the project's (`project`/.claude/settings.json, …/.codex/…)."""
+    folder, name = HOOK_FILES[client]
     if project is not None:
-        return Path(project) / ".claude" / "settings.json"
-    return Path(os.path.expanduser("~")) / ".claude" / "settings.json"
+        return Path(project) / folder / name
+    return Path(os.path.expanduser("~")) / folder / name
 
 
 def _commands(entries: list[Any]) -> set[str]:

@@ -250,3 +250,56 @@ def test_setup_hooks_merges_keeping_other_hooks_and_is_idempotent(tmp_path: Path
     assert local.code == 0 and "UserPromptSubmit" in local.out
     written = json.loads((project / ".claude" / "settings.json").read_text())
     assert "UserPromptSubmit" in written["hooks"]
+
+
+def test_codex_hooks_inject_the_fact_as_codex_runs_them(setup: Setup) -> None:
+    # Codex (codex-rs/hooks): .codex/hooks.json, the command run by a shell in the session's
+    # cwd, its own input fields (turn_id, model, permission_mode; transcript_path may be null),
+    # and plain stdout on exit 0 becoming the model's context.
+    env = cli_env(setup.home, HOME=str(setup.user_home))
+    written = slowave(
+        setup.home, "setup", "codex", "--hooks", "--project", "--dir", str(setup.repo), env=env
+    )
+    assert written.code == 0, written.err
+    hooks = json.loads((setup.repo / ".codex" / "hooks.json").read_text())["hooks"]
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit"}
+    commands = {event: entries[0]["hooks"][0]["command"] for event, entries in hooks.items()}
+    base = {
+        "session_id": f"019d036d-codex-{setup.mode}",
+        "transcript_path": None,
+        "cwd": str(setup.repo),
+        "model": "gpt-5.4",
+        "permission_mode": "default",
+    }
+    inputs = {
+        "SessionStart": {**base, "hook_event_name": "SessionStart", "source": "startup"},
+        "UserPromptSubmit": {
+            **base,
+            "hook_event_name": "UserPromptSubmit",
+            "turn_id": "019d036e-3164",
+            "prompt": "How is the widgets release signed?",
+        },
+    }
+    for event, body in inputs.items():
+        proc = subprocess.run(
+            ["bash", "-lc", commands[event]],
+            cwd=setup.repo,
+            env=setup.env(),
+            input=json.dumps(body),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        assert FACT in proc.stdout and not proc.stdout.lstrip().startswith(("{", "["))
+    unrelated = {**inputs["UserPromptSubmit"], "prompt": "What do yaks eat in Mongolia?"}
+    proc = subprocess.run(
+        ["bash", "-lc", commands["UserPromptSubmit"]],
+        cwd=setup.repo,
+        env=setup.env(),
+        input=json.dumps(unrelated),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""

@@ -13,7 +13,7 @@ from memory.errors import SlowaveError
 from memory.management.commands._common import SlowaveCommand
 from memory.services.clients import CLIENTS, client_config, client_config_write
 from memory.services.embedder_export import embedder_export
-from memory.services.hook_config import hooks_config, hooks_target, hooks_write
+from memory.services.hook_config import HOOK_CLIENTS, hooks_config, hooks_target, hooks_write
 from memory.services.repo_scope import repo_scope
 
 SCOPE_HINT = (
@@ -30,7 +30,7 @@ class Command(SlowaveCommand):
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("client", choices=sorted(CLIENTS))
+        parser.add_argument("client", choices=sorted({*CLIENTS, *HOOK_CLIENTS}))
         parser.add_argument(
             "--write",
             action="store_true",
@@ -43,14 +43,16 @@ class Command(SlowaveCommand):
         parser.add_argument(
             "--hooks",
             action="store_true",
-            help="claude-code only: merge Slowave's hooks (SessionStart, UserPromptSubmit, "
-            "Stop, SessionEnd, PreCompact) into ~/.claude/settings.json, keeping every other "
-            "hook; run again, it adds nothing",
+            help="claude-code: merge Slowave's hooks (SessionStart, UserPromptSubmit, "
+            "Stop, SessionEnd, PreCompact) into ~/.claude/settings.json; codex: SessionStart "
+            "and UserPromptSubmit into ~/.codex/hooks.json; every other hook kept, and run "
+            "again, it adds nothing",
         )
         parser.add_argument(
             "--project",
             action="store_true",
-            help="with --hooks: write the project's .claude/settings.json (under --dir) instead",
+            help="with --hooks: write the project's .claude/settings.json or .codex/hooks.json "
+            "(under --dir) instead",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -59,6 +61,8 @@ class Command(SlowaveCommand):
             return self._hooks(options)
         if options["project"]:
             raise CommandError("--project applies to --hooks only", returncode=2)
+        if client not in CLIENTS:
+            raise CommandError(f"{client} is set up with --hooks only", returncode=2)
         config = client_config(client=client, identity=options["identity"])
         if not options["write"]:
             self.stdout.write(json.dumps(config, indent=2))
@@ -77,11 +81,12 @@ class Command(SlowaveCommand):
             self.stdout.write(SCOPE_HINT.format(dir=directory, scope=repo_scope(directory)))
 
     def _hooks(self, options: dict[str, Any]) -> None:
-        if options["client"] != "claude-code":
-            raise CommandError("--hooks applies to claude-code only", returncode=2)
+        client = options["client"]
+        if client not in HOOK_CLIENTS:
+            raise CommandError(f"--hooks applies to {' and '.join(HOOK_CLIENTS)}", returncode=2)
         directory = Path(options["dir"]).resolve()
-        target = hooks_target(project=directory if options["project"] else None)
-        config = hooks_config()
+        target = hooks_target(project=directory if options["project"] else None, client=client)
+        config = hooks_config(client)
         added = hooks_write(target=target, config=config)
         scope = repo_scope(directory)
         if self.as_json:
@@ -95,7 +100,8 @@ class Command(SlowaveCommand):
             for event, commands in added.items():
                 for command in commands:
                     self.stdout.write(f"  {event}: {command}")
-            self.stdout.write("Restart Claude Code to load them; remove these entries to stop.")
+            name = {"claude-code": "Claude Code", "codex": "Codex"}[client]
+            self.stdout.write(f"Restart {name} to load them; remove these entries to stop.")
         self.stdout.write(SCOPE_HINT.format(dir=directory, scope=scope))
 
     def _export(self) -> str:
