@@ -91,6 +91,33 @@ def parse_globals(args: list[str]) -> tuple[str | None, bool, list[str]]:
 HOOK_TIMEOUTS = {"session-start": 10, "prompt": 10, "stop": 30}
 
 
+def _hook_in_process(args: list[str], raw: str) -> None:
+    """The hook with Django in this process: the services called directly, without the
+    management command's machinery (its usage and --help stay the command's)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
+    from slowave_site.env import settings_or_exit
+
+    settings_or_exit()
+    if len(args) != 2 or args[1].startswith("-"):
+        import io
+
+        from django.core.management import execute_from_command_line
+
+        sys.stdin = io.StringIO(raw)
+        execute_from_command_line(["slowave", "hook", *args[1:]])
+        return
+    import django
+
+    django.setup()
+    from django.utils import timezone
+
+    from memory.services.hooks import hook_run
+
+    text = hook_run(event=args[1], raw=raw, now=timezone.now())
+    if text:
+        print(text)
+
+
 def run_hook(args: list[str]) -> None:
     """`slowave hook EVENT` that never breaks the client: whatever fails (settings, the
     database, the hook itself, the time limit) is one line on stderr, and the exit is 0."""
@@ -122,16 +149,7 @@ def run_hook(args: list[str]) -> None:
             if text:
                 print(text)
             raise SystemExit(0)
-        import io
-
-        sys.stdin = io.StringIO(raw)
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
-        from django.core.management import execute_from_command_line
-
-        from slowave_site.env import settings_or_exit
-
-        settings_or_exit()
-        execute_from_command_line(["slowave", "hook", *args[1:]])
+        _hook_in_process(args, raw)
     except SystemExit:
         pass  # a usage or CommandError line is already on stderr
     except BaseException as exc:  # noqa: BLE001 - a hook must not break the client
