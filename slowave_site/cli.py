@@ -30,9 +30,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("export", "export scopes as JSONL"),
     "bench": ("bench", "benchmarks (locomo, scale, consolidate, load)"),
     "createadmin": ("createadmin", "create an admin login"),
-    "setup": ("setup", "MCP configuration for claude-code, cursor, generic"),
+    "setup": ("setup", "MCP configuration for claude-code, cursor, generic; --hooks"),
     "token": ("token", "API tokens for /api/ and /mcp: create, revoke, list"),
-    "hook": ("hook", "Claude Code hooks: session-start, prompt, stop (JSON on stdin)"),
+    "hook": ("hook", "Claude Code / Codex hooks: session-start, prompt, stop (JSON on stdin)"),
     "scope": ("scope", "the scope of a directory: one per git repository"),
     "migrate": ("migrate", "apply database migrations"),
 }

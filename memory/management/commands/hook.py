@@ -1,6 +1,8 @@
-"""`slowave hook session-start|prompt|stop`: a Claude Code hook (JSON on stdin, context on
-stdout). The guard that keeps a hook from ever breaking the client (a hard timeout, one line
-on stderr, exit 0) is in slowave_site.cli, around Django's start as well as this."""
+"""`slowave hook session-start|prompt|stop`: a Claude Code or Codex hook (JSON on stdin,
+context on stdout). The `slowave` script runs hooks itself (slowave_site.cli: over HTTP when a
+server answers, else the services after django.setup, inside the guard that keeps a hook from
+ever breaking the client: a hard timeout, one line on stderr, exit 0); this command serves
+`manage.py hook`, the usage and --help."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ from memory.services.hooks import HOOK_EVENTS, hook_run
 
 class Command(SlowaveCommand):
     help = (
-        "Run a Claude Code hook: session-start (SessionStart), prompt (UserPromptSubmit), "
-        "stop (Stop, SessionEnd, PreCompact). Reads the hook's JSON on stdin; what it prints "
-        "reaches the model. `slowave setup claude-code --hooks` writes them."
+        "Run a Claude Code or Codex hook: session-start (SessionStart), prompt "
+        "(UserPromptSubmit), stop (Stop, SessionEnd, PreCompact; Claude Code). Reads the hook's "
+        "JSON on stdin; what it prints reaches the model. `slowave setup claude-code|codex "
+        "--hooks` writes them."
     )
     requires_system_checks: list[str] = []
 
