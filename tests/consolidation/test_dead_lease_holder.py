@@ -137,7 +137,9 @@ def test_a_run_waiting_for_a_live_holder_says_whom_it_waits_for_and_until_when(
             home,
             "from datetime import timedelta; from django.utils import timezone\n"
             "from memory.models import PassLock\n"
-            "until = timezone.now() + timedelta(seconds=3)\n"
+            # Long enough that the worker is still starting up when it meets the lease, even
+            # on a loaded machine (a 3 s lease had lapsed before a slow start reached it).
+            "until = timezone.now() + timedelta(seconds=15)\n"
             f"PassLock.objects.create(name='reinforce', holder={holder!r}, expires_at=until)\n"
             "print(f'{until:%H:%M:%S}')",
         ).strip()
