@@ -4,7 +4,9 @@ prometheus-client keeps each process's samples in memory-mapped files under
 `$SLOWAVE_HOME/metrics`; a write to a page the file system never backed ends the process with
 SIGBUS, which nothing can catch. Here the home is a small tmpfs that the test fills: calls must
 answer `storage_full` (retryable), the server must keep serving, and a remember must succeed
-once space is freed. Mounting the tmpfs needs root: without it the test skips and says so.
+once space is freed. (tests/cli/test_storage_faults.py fills a disk that holds the database
+only; here the metrics folder shares it, as under a default home.) Mounting the tmpfs needs
+root: without it the test skips and says so.
 """
 
 from __future__ import annotations
