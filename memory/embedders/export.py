@@ -107,7 +107,8 @@ def _check_source(source: Path) -> None:
             raise ExportFailed(f"{source} pools otherwise than by mean; only mean is exported")
 
 
-def _torch_installed() -> bool:
+def torch_installed() -> bool:
+    """Whether the export can trace with torch (else it builds the graph from the weights)."""
     try:
         return all(importlib.util.find_spec(name) for name in ("torch", "sentence_transformers"))
     except ImportError:  # a broken or blocked install is no install
@@ -115,7 +116,7 @@ def _torch_installed() -> bool:
 
 
 def _export_into(work: Path, source: Path) -> dict[str, Any]:
-    if not _torch_installed():
+    if not torch_installed():
         return _build_into(work, source)
     with _quiet():
         import torch
