@@ -1,6 +1,7 @@
 """Frames in over stdio: reading stdin, and what to answer a line the SDK cannot parse.
 
-Lives here: the stdin reader the stdio transport consumes, the diagnosis of a line the SDK's
+Lives here: the stdin reader the stdio transport consumes (holding end of input until every
+request it read has been answered), the diagnosis of a line the SDK's
 message parser refused (not JSON, a lone UTF-16 surrogate, nesting too deep, truncated, a
 batch array, the wrong shape), the request id recovered from it where possible, and the rule
 for when no reply is due. Does not live here: deciding what parses and writing the error reply
@@ -49,6 +50,63 @@ class Rejection:
     reply: bool = True
 
 
+class Outstanding:
+    """Requests read from stdin that have not been answered yet, by id.
+
+    The SDK cancels every request in flight once its input ends, answering each
+    `Connection closed`: a client that writes its calls and closes stdin (a pipe, a script)
+    would lose all of them. The reader holds end of input until this set drains.
+    """
+
+    def __init__(self) -> None:
+        self._count: dict[str, int] = {}
+        self._drained = anyio.Event()
+        self._drained.set()
+
+    def read(self, line: str) -> None:
+        """Note a frame the server will handle: a request owes an answer, a cancel settles one."""
+        try:
+            value = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(value, dict) or not isinstance(value.get("method"), str):
+            return  # a response to one of our requests: nothing is owed for it
+        if "id" in value:
+            self._add(value["id"], 1)
+        elif value["method"] == "notifications/cancelled":
+            # A request its sender cancelled is never answered (JSON-RPC), so stop owing it.
+            params = value.get("params")
+            if isinstance(params, dict) and "requestId" in params:
+                self._add(params["requestId"], -1)
+
+    def answered(self, request_id: object) -> None:
+        self._add(request_id, -1)
+
+    async def drained(self) -> None:
+        await self._drained.wait()
+
+    def _add(self, request_id: object, step: int) -> None:
+        key = _id_key(request_id)
+        count = self._count.get(key, 0) + step
+        if count > 0:
+            self._count[key] = count
+            self._drained = anyio.Event() if self._drained.is_set() else self._drained
+        else:
+            self._count.pop(key, None)
+            if not self._count:
+                self._drained.set()
+
+
+def _id_key(request_id: object) -> str:
+    # As the SDK correlates ids: "7" and 7 are one request.
+    if isinstance(request_id, str):
+        try:
+            return json.dumps(int(request_id))
+        except ValueError:
+            pass
+    return json.dumps(request_id)
+
+
 class StdinFrames:
     """The lines of stdin that `accepts`, as the async iterable the SDK's transport reads.
 
@@ -64,8 +122,10 @@ class StdinFrames:
         *,
         accepts: Callable[[str], bool],
         rejected: ObjectSendStream[Rejection],
+        outstanding: Outstanding | None = None,
     ) -> None:
         self._binary, self._accepts, self._rejected = binary, accepts, rejected
+        self._outstanding = outstanding
 
     def __aiter__(self) -> StdinFrames:
         return self
@@ -74,6 +134,8 @@ class StdinFrames:
         while True:
             raw = await anyio.to_thread.run_sync(self._binary.readline, abandon_on_cancel=True)
             if not raw:
+                if self._outstanding is not None:
+                    await self._outstanding.drained()
                 raise StopAsyncIteration
             try:
                 line, well_formed = raw.decode("utf-8"), True
@@ -85,6 +147,8 @@ class StdinFrames:
             # surrogates both reach the SDK as U+FFFD, so it would answer under an id its
             # sender never used, or store text it never sent: refused here, whatever it thinks.
             if well_formed and _lone_surrogate(line) is None and self._accepts(line):
+                if self._outstanding is not None:
+                    self._outstanding.read(line)
                 return line
             rejection = diagnose(line) if well_formed else not_utf8(line)
             logger.warning(

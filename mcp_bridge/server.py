@@ -39,7 +39,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from mcp_bridge.frames import Rejection, StdinFrames, claimed_stdin
+from mcp_bridge.frames import Outstanding, Rejection, StdinFrames, claimed_stdin
 from mcp_bridge.tools import TOOLS
 from memory import instruments
 from memory.embeddings import warm_up_in_background
@@ -343,22 +343,48 @@ async def _answer_rejected(
             await write_stream.send(SessionMessage(reply))
 
 
+class _AnswerNoting:
+    """The write stream handed to the SDK server, telling `outstanding` of each answer sent."""
+
+    def __init__(self, inner: Any, outstanding: Outstanding) -> None:
+        self._inner, self._outstanding = inner, outstanding
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._inner.send(item)
+        if isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+            if item.message.id is not None:
+                self._outstanding.answered(item.message.id)
+
+    async def __aenter__(self) -> _AnswerNoting:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._inner.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 async def serve_stdio(
     *, prepare: Callable[[], None] | None = None, background_worker: bool = True
 ) -> None:
-    """Serve MCP over stdin/stdout until the client closes stdin.
+    """Serve MCP over stdin/stdout until the client closes stdin and every call read is answered.
 
     Raises ServerCannotStart when `prepare` fails: the caller says so and exits non-zero.
     """
     server = build_server(prepare=prepare, background_worker=background_worker)
     send_rejected, receive_rejected = anyio.create_memory_object_stream[Rejection](16)
+    outstanding = Outstanding()
     with claimed_stdin() as binary_stdin:
-        frames = StdinFrames(binary_stdin, accepts=_is_message, rejected=send_rejected)
+        frames = StdinFrames(
+            binary_stdin, accepts=_is_message, rejected=send_rejected, outstanding=outstanding
+        )
         # The SDK iterates `stdin` and nothing more, so any async iterable of lines will do.
         async with stdio_server(stdin=frames) as (read_stream, write_stream):  # type: ignore[arg-type]
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_answer_rejected, receive_rejected, write_stream)
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+                answers = _AnswerNoting(write_stream, outstanding)
+                await server.run(read_stream, answers, server.create_initialization_options())
                 tg.cancel_scope.cancel()
     # Let a call still running in the database thread finish, then close its connection.
     with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):

@@ -27,7 +27,13 @@ _ERRORS_COMMON = (
     "Errors: invalid_input (not retryable) - fix the fields named in error.field_errors "
     "(dotted paths such as procedure.steps[0]) and call again; nothing was written and the "
     "session is still usable. storage_busy / internal_error (retryable) - wait a moment and "
-    "retry the same call."
+    "retry the same call. storage_full (retryable) - the store's disk is full and nothing "
+    "was written: tell the user, and retry once space is freed. storage_read_only, "
+    "storage_corrupt, storage_missing (the store cannot be written, is damaged, or was "
+    "deleted under the server), storage_error, model_export_failed (not retryable) - go on "
+    "without Slowave for this task and tell the user to run `slowave doctor`. Over HTTP "
+    "only: unauthorized, forbidden, host_not_allowed, origin_not_allowed, "
+    "unsupported_media_type (not retryable) - the server refused the caller; tell the user."
 )
 
 # Imported turns shown among the memories (issue 25): what they look like, and that no

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -76,19 +77,24 @@ def check_scope(value: str) -> str:
 
 
 def json_problem(
-    value: Any, path: str, *, max_depth: int, finite: bool = True
+    value: Any, path: str, *, max_depth: int, finite: bool = True, whole: str = "the body"
 ) -> tuple[str, str] | None:
     """Why `value` cannot be stored as JSON, as (field, message), or None: containers nested
     deeper than `max_depth`, or (when `finite`) a NaN or Infinity, which Python's and
     pydantic's JSON parsers read from `NaN` and `1e999` although JSON (and the database's
-    JSON check) has no such number. `field` is `path`, or the top-level member when `path`
-    is "" (a whole body).
+    JSON check) has no such number; an integer too long to convert (OversizedInteger).
+    `field` is `path`, or the top-level member when `path` is "" (a whole text, which the
+    message calls `whole`).
 
     Iterative, and stops at `max_depth`: a value nested thousands deep, which a recursive walk
     (json.dumps included) fails on, costs no more than a shallow one."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         item, keys = stack.pop()
+        if isinstance(item, OversizedInteger):
+            where = _path((path, *keys)) or whole
+            digits = sys.get_int_max_str_digits()
+            return _field(path, keys), f"{where} must be a number of at most {digits} digits"
         if finite and isinstance(item, float) and not math.isfinite(item):
             where = _path((path, *keys))
             return _field(path, keys), f"{where} must be a finite number (not NaN or Infinity)"
@@ -100,7 +106,7 @@ def json_problem(
             continue
         if len(keys) + 1 > max_depth:
             field = _field(path, keys)
-            return field, f"{field or 'the body'} must nest at most {max_depth} levels deep"
+            return field, f"{field or whole} must nest at most {max_depth} levels deep"
         stack.extend((child, (*keys, key)) for key, child in children)
     return None
 
@@ -112,13 +118,27 @@ def _field(path: str, keys: tuple[str | int, ...]) -> str:
 
 
 class JsonTooDeep(ValueError):
-    """A JSON text nested deeper than JSON_MAX_DEPTH; `field` is the top-level member it is
+    """A JSON text nested deeper than JSON_MAX_DEPTH, or holding a value no JSON parser of
+    ours reads (an integer of thousands of digits); `field` is the top-level member it is
     under ("" for the whole text, then called `whole`), `message` says so."""
 
-    def __init__(self, field: str, whole: str) -> None:
+    def __init__(self, field: str, whole: str, message: str | None = None) -> None:
         self.field = field
-        self.message = f"{field or whole} must nest at most {JSON_MAX_DEPTH} levels deep"
+        self.message = message or f"{field or whole} must nest at most {JSON_MAX_DEPTH} levels deep"
         super().__init__(self.message)
+
+
+class OversizedInteger(str):
+    """An integer literal longer than Python converts (sys.get_int_max_str_digits(), 4,300
+    by default), kept as its text so the refusal can say where it stands; json.loads alone
+    raises a bare ValueError that named nothing."""
+
+
+def _parse_int(literal: str) -> int | OversizedInteger:
+    limit = sys.get_int_max_str_digits()
+    if limit and len(literal.lstrip("-")) > limit:
+        return OversizedInteger(literal)
+    return int(literal)
 
 
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
@@ -149,13 +169,13 @@ def json_loads(text: str | bytes, *, whole: str = "the JSON") -> Any:
     any valid body or record holds, and 5,000 levels would overflow the C parser's recursion
     (RecursionError, not a ValueError). Invalid JSON raises json.JSONDecodeError as usual."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=_parse_int)
     except RecursionError:
         decoded = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         raise JsonTooDeep(_deep_member(decoded), whole) from None
-    problem = json_problem(value, "", max_depth=JSON_MAX_DEPTH, finite=False)
+    problem = json_problem(value, "", max_depth=JSON_MAX_DEPTH, finite=False, whole=whole)
     if problem is not None:
-        raise JsonTooDeep(problem[0], whole)
+        raise JsonTooDeep(problem[0], whole, problem[1])
     return value
 
 

@@ -42,9 +42,13 @@ def _configure(sender: Celery, **kwargs: Any) -> None:
 def _quiet_embedded_noise() -> None:
     """Two warnings every start of the embedded worker would print that ask nothing of anyone:
     kombu's filesystem transport has no host name to be given, and `slowave up` offers no
-    --uid to drop root with (its worker runs as whoever runs `slowave up`)."""
+    --uid to drop root with (its worker runs as whoever runs `slowave up`). And the beat's
+    failures to send a task: one line a minute, not sixty lines a tick (slowave_site.beat_log)."""
     from celery.exceptions import SecurityWarning
 
+    from slowave_site.beat_log import limit_beat_faults
+
+    limit_beat_faults()
     warnings.filterwarnings("ignore", category=SecurityWarning)
     logging.getLogger("kombu.connection").addFilter(
         lambda record: not record.getMessage().startswith("No hostname was supplied")

@@ -189,3 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     if not {"-h", "--help"} & set(args[1:]):
         migrate_or_exit(command)
     execute_from_command_line(["slowave", command, *args[1:]])
+
+
+if __name__ == "__main__":  # `python -m slowave_site.cli`: a checkout without the console script
+    main()

@@ -23,10 +23,12 @@ Not here: where measurements are taken (memory.instruments' callers), the auth d
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 import shutil
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,7 @@ CALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 3
 EMBED_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 PASS_BUCKETS = (0.01, 0.1, 0.5, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0)
 _install_lock = threading.Lock()
+logger = logging.getLogger(__name__)
 
 
 def prepare_multiprocess_dir(path: Path) -> None:
@@ -58,9 +61,15 @@ def multiprocess_dir() -> str | None:
 
 class PrometheusSink:
     """memory.instruments' sink: each measurement is a counter increment and a histogram
-    observation (a few microseconds; in multiprocess mode a write to a mapped file)."""
+    observation (a few microseconds; in multiprocess mode a write to a mapped file).
+
+    A sample the disk has no room for is dropped, never the call that made it: the server
+    goes on answering (its own writes then fail as `storage_full`), one warning says so, and
+    recording resumes once space is freed.
+    """
 
     def __init__(self) -> None:
+        self._dropping = False
         from prometheus_client import CollectorRegistry, Counter, Histogram
 
         self.registry = CollectorRegistry(auto_describe=True)
@@ -101,17 +110,31 @@ class PrometheusSink:
         )
 
     def call_finished(self, *, surface: str, tool: str, code: str, seconds: float) -> None:
-        self.calls.labels(surface, tool, code).inc()
-        self.call_seconds.labels(surface, tool).observe(seconds)
+        with self._recording():
+            self.calls.labels(surface, tool, code).inc()
+            self.call_seconds.labels(surface, tool).observe(seconds)
 
     def embedding_finished(self, *, texts: int, seconds: float) -> None:
-        self.embed_seconds.observe(seconds)
-        self.embedded.inc(texts)
+        with self._recording():
+            self.embed_seconds.observe(seconds)
+            self.embedded.inc(texts)
 
     def pass_finished(self, *, name: str, status: str, seconds: float) -> None:
-        self.passes.labels(name, status).inc()
-        if status in ("succeeded", "failed"):
-            self.pass_seconds.labels(name).observe(seconds)
+        with self._recording():
+            self.passes.labels(name, status).inc()
+            if status in ("succeeded", "failed"):
+                self.pass_seconds.labels(name).observe(seconds)
+
+    @contextmanager
+    def _recording(self) -> Iterator[None]:
+        try:
+            yield
+        except OSError as exc:  # the sample file could not grow (slowave_site.metrics_files)
+            if not self._dropping:
+                logger.warning("metrics: dropping samples until there is space again (%s)", exc)
+            self._dropping = True
+        else:
+            self._dropping = False
 
 
 def install_metrics() -> PrometheusSink:
@@ -122,6 +145,9 @@ def install_metrics() -> PrometheusSink:
             return sink
         from prometheus_client import disable_created_metrics
 
+        from slowave_site.metrics_files import back_sample_files
+
+        back_sample_files()  # before the first metric opens a sample file
         disable_created_metrics()  # `*_created` series only double what a scraper knows
         sink = PrometheusSink()
         instruments.install(sink)

@@ -1,5 +1,7 @@
 """Export the sentence-transformers model to ONNX, once: the only place torch is imported.
 
+Where torch is not installed, the same graph is built from the model's weights instead
+(memory.embedders.bert_graph), and checked against the fp32 graph it built only. Otherwise
 `onnx_export` traces the model's transformer (input_ids, attention_mask, token_type_ids ->
 last_hidden_state, batch and sequence axes dynamic) with torch's TorchScript exporter, writes
 int8 weights beside it (onnxruntime's dynamic quantisation, per channel), copies the
@@ -12,6 +14,7 @@ directory appears whole or not at all. Runs without Django:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import os
@@ -22,12 +25,13 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from memory.embedders.base import DIMENSIONS
 from memory.embedders.export_files import (
     EXPORT_FORMAT,
     FP32_FILE,
@@ -103,7 +107,17 @@ def _check_source(source: Path) -> None:
             raise ExportFailed(f"{source} pools otherwise than by mean; only mean is exported")
 
 
+def torch_installed() -> bool:
+    """Whether the export can trace with torch (else it builds the graph from the weights)."""
+    try:
+        return all(importlib.util.find_spec(name) for name in ("torch", "sentence_transformers"))
+    except ImportError:  # a broken or blocked install is no install
+        return False
+
+
 def _export_into(work: Path, source: Path) -> dict[str, Any]:
+    if not torch_installed():
+        return _build_into(work, source)
     with _quiet():
         import torch
         from sentence_transformers import SentenceTransformer
@@ -119,6 +133,44 @@ def _export_into(work: Path, source: Path) -> dict[str, Any]:
         shutil.copyfile(source / TOKENIZER_FILE, work / TOKENIZER_FILE)
         reference = model.encode(SENTENCES, batch_size=len(SENTENCES), convert_to_numpy=True)
     verification = _verify(work, np.asarray(reference, dtype=np.float32), max_seq_length)
+    exporter = f"torch.onnx.export (TorchScript, dynamo=False), opset {OPSET}"
+    return _manifest(work, source, max_seq_length, exporter, verification)
+
+
+def _build_into(work: Path, source: Path) -> dict[str, Any]:
+    """Without torch: the graph built from the weights, its int8 weights and the tokenizer."""
+    from memory.embedders.bert_graph import OPSET as GRAPH_OPSET
+    from memory.embedders.bert_graph import bert_graph_write
+
+    config = json.loads((source / "sentence_bert_config.json").read_text())
+    max_seq_length = int(config.get("max_seq_length") or 0)
+    if max_seq_length <= 0:
+        raise ExportFailed(f"{source} sets no max_seq_length")
+    try:
+        bert_graph_write(source, work / FP32_FILE)
+    except (KeyError, ValueError) as exc:
+        raise ExportFailed(f"cannot build the graph of {source} without torch: {exc}") from None
+    with _quiet(transformers=False):
+        _quantize(work / FP32_FILE, work / INT8_FILE)
+    shutil.copyfile(source / TOKENIZER_FILE, work / TOKENIZER_FILE)
+    fp32 = OnnxEmbedder(work, quantized=False, max_seq_length=max_seq_length)
+    verification = _verify(work, fp32.encode(SENTENCES), max_seq_length)
+    # No torch to compare with here: the fp32 figures are against the graph itself, and
+    # tests/memory/test_bert_graph.py holds the builder to torch's vectors.
+    verification["reference"] = "built fp32 graph (torch not installed)"
+    exporter = f"memory.embedders.bert_graph (onnx helper, no torch), opset {GRAPH_OPSET}"
+    return _manifest(work, source, max_seq_length, exporter, verification)
+
+
+def _manifest(
+    work: Path, source: Path, max_seq_length: int, exporter: str, verification: dict[str, Any]
+) -> dict[str, Any]:
+    versions: dict[str, str] = {"python": platform.python_version()}
+    for name in ("torch", "transformers", "sentence-transformers", "onnx", "onnxruntime"):
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            continue
     return {
         "format": EXPORT_FORMAT,
         "source": {"path": str(source), "files": source_fingerprint(source)},
@@ -127,14 +179,10 @@ def _export_into(work: Path, source: Path) -> dict[str, Any]:
             for name in OUTPUT_FILES
         },
         "max_seq_length": max_seq_length,
-        "dimensions": int(reference.shape[1]),
-        "exporter": f"torch.onnx.export (TorchScript, dynamo=False), opset {OPSET}",
+        "dimensions": DIMENSIONS,
+        "exporter": exporter,
         "quantization": "onnxruntime quantize_dynamic, QInt8 weights, per channel",
-        "versions": {
-            name: version(name)
-            for name in ("torch", "transformers", "sentence-transformers", "onnx", "onnxruntime")
-        }
-        | {"python": platform.python_version()},
+        "versions": versions,
         "verification": verification,
         "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
@@ -206,7 +254,7 @@ def _swap_in(work: Path, directory: Path) -> None:
 
 
 @contextmanager
-def _quiet() -> Iterator[None]:
+def _quiet(*, transformers: bool = True) -> Iterator[None]:
     """No tracer, deprecation or progress chatter: the export's report is its manifest."""
     root = logging.getLogger()
     level = root.level
@@ -214,10 +262,11 @@ def _quiet() -> Iterator[None]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            from transformers.utils import logging as hf_logging
+            if transformers:
+                from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()
-            hf_logging.set_verbosity_error()
+                hf_logging.disable_progress_bar()
+                hf_logging.set_verbosity_error()
             yield
     finally:
         root.setLevel(level)

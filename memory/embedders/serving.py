@@ -39,11 +39,15 @@ def export_in_child(*, source: Path, model_dir: Path) -> ExportStatus:
     if status.fresh:
         return status
     Path(model_dir).mkdir(parents=True, exist_ok=True)  # an unusable place fails here, at once
+    from memory.embedders.export import torch_installed
+
     log.warning(
-        "slowave: exporting the embedding model to ONNX in %s, once (%s); this first start "
-        "imports torch in a child process, ~20-60 s",
+        "slowave: exporting the embedding model to ONNX in %s, once (%s); this first start %s",
         status.directory,
         status.reason,
+        "imports torch in a child process, ~20-60 s"
+        if torch_installed()
+        else "builds it from the model's weights in a child process (no torch), ~20 s",
     )
     env = os.environ | {
         "PYTHONPATH": os.pathsep.join(

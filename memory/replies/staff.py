@@ -78,10 +78,21 @@ class ExportImportOut(TypedDict):
 
 
 @closed
+class SkippedFileOut(TypedDict):
+    file: str
+    bytes: int
+    reason: str
+
+
+@closed
 class HistoryImportOut(TypedDict):
     format: Literal["claude-code", "chatgpt"]
     dry_run: bool
-    files: int
+    files: Annotated[int, Field(description="files read")]
+    files_skipped: Annotated[
+        list[SkippedFileOut],
+        Field(description="files of a directory left out, each with why (too large)"),
+    ]
     sessions_imported: int
     sessions_skipped: Annotated[
         int, Field(description="sessions imported before, left as they were")

@@ -98,12 +98,25 @@ ShownOut = MemoryShownOut | EpisodeShownOut
 
 
 @closed
+class TrackRecordOut(TypedDict):
+    """How the procedure fared since: the latest feedback of each later retrieval that used it."""
+
+    helped: int
+    no_effect: int
+    harmed: int
+    harm_dominates: Annotated[
+        bool, Field(description="more harmed than helped: a caveat then says so first")
+    ]
+
+
+@closed
 class ProcedurePreviewOut(TypedDict):
     procedure_id: str
     goal: str
     summary: str
-    outcome: str
+    outcome: Annotated[str, Field(description="how the task that taught it went")]
     outcome_summary: str
+    track_record: TrackRecordOut
     caveats: Annotated[list[str], Field(description="never truncated")]
     origin_scope: NotRequired[OriginScope]
 

@@ -16,6 +16,11 @@ if TYPE_CHECKING:
 FAILED_CAVEAT = (
     "This procedure previously failed; treat it as cautionary evidence, not recommended guidance."
 )
+HARMED_CAVEAT = (
+    "Later uses marked this procedure harmed more often than helped (see track_record); "
+    "treat it as cautionary evidence, whatever its original outcome."
+)
+TRACK_EFFECTS = ("helped", "no_effect", "harmed")
 SOURCE_KIND: dict[str, str] = {
     Memory.Origin.EXPLICIT: "explicit_remember",
     Memory.Origin.CONSOLIDATED: "consolidated",
@@ -81,21 +86,39 @@ def episode_payload(episode: EpisodeRow, *, query: str) -> dict[str, Any]:
     return payload
 
 
-def _caveats(proc: Procedure) -> list[str]:
+def _caveats(proc: Procedure, track: dict[str, Any]) -> list[str]:
     caveats = list(proc.caveats)
+    if track["harm_dominates"] and HARMED_CAVEAT not in caveats:
+        caveats.insert(0, HARMED_CAVEAT)
     if proc.outcome == "failure" and FAILED_CAVEAT not in caveats:
         caveats.insert(0, FAILED_CAVEAT)
     return caveats
 
 
-def procedure_preview(proc: Procedure, *, scope: str) -> dict[str, Any]:
+def track_record(rows: list[FeedbackEvent]) -> dict[str, Any]:
+    """How a procedure fared when agents used it, from `rows` (latest_procedure_feedback):
+    helped / no effect / harmed counts, and whether harm dominates (more harmed than helped).
+    The commit's own `outcome` says how the task that taught it went; this says how it did
+    since, which agents and people read beside it."""
+    used = [row.effect for row in rows if row.use == "used"]
+    counts: dict[str, Any] = {key: used.count(key) for key in TRACK_EFFECTS}
+    counts["harm_dominates"] = counts["harmed"] > counts["helped"]
+    return counts
+
+
+def procedure_preview(
+    proc: Procedure, *, scope: str, rows: list[FeedbackEvent] | None = None
+) -> dict[str, Any]:
+    """`rows`: its latest_procedure_feedback, when the caller has them already."""
+    track = track_record(latest_procedure_feedback(proc.pk) if rows is None else rows)
     payload = {
         "procedure_id": proc.pk,
         "goal": proc.goal,
         "summary": proc.summary,
         "outcome": proc.outcome,
         "outcome_summary": proc.outcome_summary,
-        "caveats": _caveats(proc),
+        "track_record": track,
+        "caveats": _caveats(proc, track),
     }
     if proc.scope != scope:
         payload["origin_scope"] = proc.scope
@@ -114,8 +137,8 @@ def latest_procedure_feedback(proc_id: str) -> list[FeedbackEvent]:
 
 
 def procedure_full(proc: Procedure, *, scope: str) -> dict[str, Any]:
-    payload = procedure_preview(proc, scope=scope)
     rows = latest_procedure_feedback(proc.pk)
+    payload = procedure_preview(proc, scope=scope, rows=rows)
     counts: dict[str, int] = {}
     for row in rows:
         for key in (row.use, row.effect):

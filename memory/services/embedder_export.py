@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from memory.embedders.export import onnx_export
+from memory.embedders.export import onnx_export, torch_installed
 from memory.embedders.export_files import ExportStatus, export_status
 from memory.embedders.serving import source_path
 
@@ -35,7 +35,11 @@ def embedder_export(
         announce(
             f"Exporting the embedding model to ONNX in {status.directory} "
             f"({'--force' if status.fresh else status.reason}); "
-            "this imports torch once, ~20-60 s"
+            + (
+                "this imports torch once, ~20-60 s"
+                if torch_installed()
+                else "built from the model's weights without torch, ~20 s"
+            )
         )
     source = source_path(settings.SLOWAVE_EMBEDDING_MODEL)
     return onnx_export(source=source, model_dir=settings.SLOWAVE_MODEL_DIR, force=force), True

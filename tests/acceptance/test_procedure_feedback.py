@@ -76,3 +76,65 @@ def test_a_procedure_that_harmed_no_longer_leads_one_that_helped(mcp):
     ok(commit(mcp, shown["session_id"]))
     _, after = _order(mcp, scope)
     assert after[:2] == [helpful, harmful], after
+
+
+def _use(mcp, shown: dict, procedure_id: str, effect: str) -> None:
+    ok(
+        mcp.call(
+            "slowave_feedback",
+            {
+                "retrieval_id": shown["retrieval_id"],
+                "memory_feedback": [
+                    {"memory_id": m["memory_id"], "assessment": "irrelevant"}
+                    for m in shown["memories"]
+                ],
+                "procedure_feedback": [
+                    {
+                        "procedure_id": p["procedure_id"],
+                        "use": "used" if p["procedure_id"] == procedure_id else "not_used",
+                        **({"effect": effect} if p["procedure_id"] == procedure_id else {}),
+                        **(
+                            {"contribution": "followed its steps"}
+                            if p["procedure_id"] == procedure_id
+                            else {}
+                        ),
+                    }
+                    for p in shown["procedures"]
+                ],
+                "coverage": "complete",
+            },
+        )
+    )
+    ok(commit(mcp, shown["session_id"]))
+
+
+def test_activate_shows_a_procedures_track_record_beside_its_outcome(mcp):
+    # Issue 28: twice marked harmed, a procedure was still previewed as a plain "success".
+    scope = fresh_scope()
+    procedure_id = _commit_procedure(
+        mcp,
+        scope,
+        TASK,
+        "Fix the Android build after a dependency upgrade by clearing the Gradle cache",
+        "delete ~/.gradle/caches and rebuild",
+    )
+    shown = activate(mcp, scope, TASK)
+    [preview] = [p for p in shown["procedures"] if p["procedure_id"] == procedure_id]
+    assert preview["track_record"] == {
+        "helped": 0,
+        "no_effect": 0,
+        "harmed": 0,
+        "harm_dominates": False,
+    }
+    _use(mcp, shown, procedure_id, "harmed")
+    _use(mcp, activate(mcp, scope, TASK), procedure_id, "harmed")
+    shown = activate(mcp, scope, TASK)
+    [preview] = [p for p in shown["procedures"] if p["procedure_id"] == procedure_id]
+    assert preview["outcome"] == "success"  # how the task that taught it went, still
+    assert preview["track_record"] == {
+        "helped": 0,
+        "no_effect": 0,
+        "harmed": 2,
+        "harm_dominates": True,
+    }
+    assert preview["caveats"][0].startswith("Later uses marked this procedure harmed")

@@ -2,7 +2,7 @@
 
 Through Django's test client against the real app (middleware, ninja, services, SQLite):
 5,000-level nesting on every route that takes a body and inside `/api/import`, NaN and
-Infinity in the free-form contexts, an `occurred_at` past year 9999 once in UTC. And a failure
+Infinity in the free-form contexts, an integer of 5,000 digits, an `occurred_at` past year 9999 once in UTC. And a failure
 that really is unexpected, whose message sends the operator to the server log, must have put
 its traceback there.
 """
@@ -99,6 +99,27 @@ def test_it_refuses_5000_level_nesting_inside_an_import(client) -> None:
         assert error["field_errors"][0]["path"].startswith(("content", "line")), error
         assert "must nest at most 64 levels deep" in error["message"], error
     assert _written() == before
+
+
+def test_it_names_the_field_of_a_5000_digit_integer(client) -> None:
+    # json.loads refuses to convert it with a bare ValueError: it used to come back as
+    # "request body must be a JSON object", of a body that is one.
+    scope = fresh_scope("digits")
+    opened = _open(client, scope)
+    huge = "9" * 5000
+    recall = _with_literal(
+        {"session_id": opened["session_id"], "scope": scope, "query": "q", "limit": HOLE}, huge
+    )
+    error = err(post(client, "recall", recall), 400, "invalid_input")
+    assert error["field_errors"] == [
+        {"path": "limit", "message": "limit must be a number of at most 4300 digits"}
+    ], error
+    context = _with_literal(
+        {"task": "t", "initial_goal": "g", "scope": scope, "task_context": {"n": [HOLE]}},
+        "-" + huge,
+    )
+    error = err(post(client, "activate", context), 400, "invalid_input")
+    assert error["message"] == "task_context.n[0] must be a number of at most 4300 digits"
 
 
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999"])

@@ -171,10 +171,13 @@ def test_history_from_claude_code_and_chatgpt_is_recalled_over_mcp(
     assert [s["scope"] for s in summary["scopes"]] == ["project:checkout"]
     again = _run(home, "--json", "import", "--format", "claude-code", str(projects)).json()
     assert (again["data"]["sessions_imported"], again["data"]["sessions_skipped"]) == (0, 1)
+    said = _run(home, "import", "--format", "claude-code", str(projects)).out
+    # A re-import says it imported nothing new, not "2 turns kept".
+    assert said.startswith("Imported 0 new session(s), 1 imported before and left as they were")
 
     export = _chatgpt_export(tmp_path / "chatgpt-export")
     said = _run(home, "import", "--format", "chatgpt", str(export / "conversations.json")).out
-    assert "Imported 1 session(s) from 1 file(s)" in said and "project:chatgpt" in said
+    assert "Imported 1 new session(s); read 1 file(s)" in said and "project:chatgpt" in said
 
     with spawn_server(home=home) as mcp:
         found = _recall(mcp, "project:checkout", "Which message broker does checkout use?")
@@ -196,4 +199,48 @@ def test_a_malformed_line_names_file_and_line_and_imports_nothing(
     assert failed.code == 1 and "Traceback" not in failed.err
     assert f"{project / 'b.jsonl'}:2: not valid JSON" in failed.err
     stats = slowave(home, "--json", "stats", "--scope", "project:-srv-billing").json()
+    assert stats["data"]["sessions"] == 0
+
+
+def _turns(project: Path, name: str, session: str, *texts: str) -> None:
+    rows = [
+        {"type": "user", "sessionId": session, "message": {"role": "user", "content": text}}
+        for text in texts
+    ]
+    (project / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def test_a_file_over_the_size_limit_in_a_directory_is_skipped_and_reported(
+    home: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "-srv-ledger"
+    project.mkdir()
+    _turns(project, "a.jsonl", "s-small", "The ledger closes on Fridays.")
+    _turns(project, "b.jsonl", "s-huge", "x" * 3_000)
+    env = cli_env(home, SLOWAVE_IMPORT_MAX_BYTES="2000")
+    result = slowave(home, "--json", "import", "--format", "claude-code", str(project), env=env)
+    assert result.code == 0, result.err
+    report = result.json()["data"]
+    assert (report["files"], report["sessions_imported"]) == (1, 1)
+    [skipped] = report["files_skipped"]
+    assert skipped["file"] == str(project / "b.jsonl") and skipped["bytes"] > 3_000
+    assert "SLOWAVE_IMPORT_MAX_BYTES" in skipped["reason"]
+    said = slowave(home, "import", "--format", "claude-code", str(project), env=env).out
+    assert f"skipped {project / 'b.jsonl'}: " in said
+    # Named on its own, the same file is the whole import: refused, not skipped.
+    alone = slowave(home, "import", "--format", "claude-code", str(project / "b.jsonl"), env=env)
+    assert alone.code == 1 and "SLOWAVE_IMPORT_MAX_BYTES" in alone.err
+
+
+def test_the_text_a_history_import_holds_is_bounded_in_total(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "-srv-bounded"
+    project.mkdir()
+    for index in range(3):  # each file within the limit, their text together beyond it
+        _turns(project, f"{index}.jsonl", f"s-{index}", f"Turn {index}: " + "y" * 900)
+    env = cli_env(home, SLOWAVE_IMPORT_MAX_BYTES="2000")
+    result = slowave(home, "import", "--format", "claude-code", str(project), env=env)
+    assert result.code == 1 and "Traceback" not in result.err
+    assert "passes 2000 bytes at " + str(project / "2.jsonl") + ":1" in result.err
+    assert "one project directory" in result.err
+    stats = slowave(home, "--json", "stats", "--scope", "project:-srv-bounded").json()
     assert stats["data"]["sessions"] == 0

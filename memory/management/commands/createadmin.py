@@ -29,21 +29,22 @@ class Command(SlowaveCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        password = self._password(options["password_stdin"])
+        password = self._password(options["password_stdin"], options["username"])
         name = admin_create(username=options["username"], email=options["email"], password=password)
         if self.as_json:
             self.emit({"ok": True, "data": {"username": name}})
         else:
             self.stdout.write(f"Admin {name} created; log in at /admin/ after `slowave up`.")
 
-    def _password(self, from_stdin: bool) -> str:
+    def _password(self, from_stdin: bool, username: str) -> str:
         if from_stdin:
             return sys.stdin.readline().rstrip("\n")
         if os.environ.get("SLOWAVE_ADMIN_PASSWORD"):
             return os.environ["SLOWAVE_ADMIN_PASSWORD"]
         if not sys.stdin.isatty():
             raise CommandError("no password given: use --password-stdin or SLOWAVE_ADMIN_PASSWORD")
-        first, second = getpass.getpass("Password: "), getpass.getpass("Again: ")
+        first = getpass.getpass(f"Password for admin login {username!r} (--username to choose): ")
+        second = getpass.getpass("Again: ")
         if first != second:
             raise CommandError("the passwords differ")
         return first

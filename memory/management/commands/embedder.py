@@ -53,6 +53,6 @@ class Command(SlowaveCommand):
             return
         verb = "Exported" if made else "Fresh export"
         self.stdout.write(
-            f"{verb} in {status.directory}: max |diff| vs torch fp32 "
+            f"{verb} in {status.directory}: max |diff| vs {check.get('reference', 'torch fp32')} "
             f"{check.get('fp32_max_abs_diff', 0):.1e}, int8 {check.get('int8_max_abs_diff', 0):.1e}"
         )

@@ -109,10 +109,19 @@ class Command(SlowaveCommand):
             raise CommandError("--remap applies to --format export only", returncode=2)
         name = options["file"]
         if name == "-":
-            files = [SourceFile(name="stdin", lines=self._lines(name))]
+            plan = history_read(
+                format=options["format"],
+                files=[SourceFile(name="stdin", lines=self._lines(name))],
+                scope=options["scope"],
+            )
         else:
-            files = history_sources(format=options["format"], path=Path(name))
-        plan = history_read(format=options["format"], files=files, scope=options["scope"])
+            sources = history_sources(format=options["format"], path=Path(name))
+            plan = history_read(
+                format=options["format"],
+                files=sources,
+                scope=options["scope"],
+                skipped=sources.skipped,
+            )
         with self.progress("Importing sessions", total=plan.sessions) as advance:
             report = history_write(
                 plan=plan, now=timezone.now(), dry_run=options["dry_run"], progress=advance
@@ -124,13 +133,17 @@ class Command(SlowaveCommand):
 
     def _print_history(self, report: Mapping[str, Any]) -> None:
         if report["dry_run"]:
-            head = f"Dry run: would import {report['would_import']} session(s)"
+            head = f"Dry run: would import {report['would_import']} new session(s)"
         else:
-            head = f"Imported {report['sessions_imported']} session(s)"
+            head = f"Imported {report['sessions_imported']} new session(s)"
+        before = report["sessions_skipped"]
+        again = f", {before} imported before and left as they were" if before else ""
         self.stdout.write(
-            f"{head} from {report['files']} file(s): {report['turns_kept']} turns kept, "
+            f"{head}{again}; read {report['files']} file(s): {report['turns_kept']} text turns, "
             f"{report['turns_dropped']} dropped (tool calls and results, thinking, commands)"
         )
+        for skipped in report["files_skipped"]:
+            self.stdout.write(f"  skipped {skipped['file']}: {skipped['reason']}")
         for scope in report["scopes"]:
             new = len(scope.get("would_create", scope["sessions_created"]))
             self.stdout.write(

@@ -10,7 +10,7 @@ import. Finding the files on disk lives in `sources`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast
@@ -19,9 +19,10 @@ from django.db import transaction
 from pydantic import ValidationError
 
 from memory.errors import InvalidInput
-from memory.replies.staff import HistoryImportOut, TranscriptImportOut
+from memory.replies.staff import HistoryImportOut, SkippedFileOut, TranscriptImportOut
 from memory.schemas import CONTROL_RE, RuleViolation, check_scope, validation_error
 from memory.secrets import SecretGuard, secrets_policy
+from memory.services.imports import import_limit
 from memory.services.transcripts import TranscriptLine, TranscriptPlan, transcripts_write
 
 FORMATS = ("claude-code", "chatgpt")
@@ -46,8 +47,10 @@ class HistoryPlan:
     format: str
     plans: dict[str, TranscriptPlan] = field(default_factory=dict)
     files: int = 0
+    files_skipped: list[SkippedFileOut] = field(default_factory=list)
     turns_dropped: int = 0
     records_skipped: int = 0
+    text_bytes: int = 0  # the kept turns' text held so far, bounded by `hold`
 
     @property
     def sessions(self) -> int:
@@ -56,6 +59,18 @@ class HistoryPlan:
     @property
     def turns_kept(self) -> int:
         return sum(plan.lines for plan in self.plans.values())
+
+    def hold(self, *, text: str, source: str) -> None:
+        """Count a kept turn's text against the import's bound: the files are read one at a
+        time, but the text they keep is held until it is written, in one transaction."""
+        self.text_bytes += len(text.encode("utf-8", "surrogatepass"))
+        limit = import_limit()
+        if self.text_bytes > limit:
+            raise InvalidInput(
+                f"the conversation text read passes {limit} bytes at {source} "
+                "(SLOWAVE_IMPORT_MAX_BYTES bounds a whole import as well as each file): import "
+                "fewer files at once (one project directory, say), or raise the limit"
+            )
 
     def add(
         self, scope: str, records: list[TranscriptLine], redacted: dict[str, dict[str, int]]
@@ -163,6 +178,7 @@ def history_write(
         "format": cast(Literal["claude-code", "chatgpt"], plan.format),
         "dry_run": dry_run,
         "files": plan.files,
+        "files_skipped": plan.files_skipped,
         "sessions_imported": sum(len(r["sessions_created"]) for r in reports),
         "sessions_skipped": sum(len(r["sessions_skipped"]) for r in reports),
         "turns_kept": plan.turns_kept,
@@ -177,8 +193,17 @@ def history_write(
     return summary
 
 
-def history_read(*, format: str, files: list[SourceFile], scope: str | None) -> HistoryPlan:
-    """Read `files` of `format` into a plan; the first malformed record refuses them all."""
+def history_read(
+    *,
+    format: str,
+    files: Iterable[SourceFile],
+    scope: str | None,
+    skipped: list[SkippedFileOut] | None = None,
+) -> HistoryPlan:
+    """Read `files` of `format` into a plan; the first malformed record refuses them all.
+
+    `skipped`: the list the files' source fills, while they are read, with those it leaves
+    out (memory.services.import_formats.sources); the plan reports it."""
     from memory.services.import_formats.chatgpt import chatgpt_read
     from memory.services.import_formats.claude_code import claude_code_read
 
@@ -186,4 +211,6 @@ def history_read(*, format: str, files: list[SourceFile], scope: str | None) -> 
     if format not in readers:
         raise InvalidInput.for_field("format", f"format must be one of {', '.join(FORMATS)}")
     target = checked_scope(scope) if scope is not None else None
-    return readers[format](files=files, scope=target)
+    plan = readers[format](files=files, scope=target)
+    plan.files_skipped = skipped if skipped is not None else []
+    return plan

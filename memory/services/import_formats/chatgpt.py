@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -119,6 +120,7 @@ def _conversation(
             plan.turns_dropped += 1
             continue
         occurred_at = _time(name, f"{at}.create_time", message.get("create_time")) or started
+        plan.hold(text=text, source=f"{name}:{at}")
         plan.add(
             scope,
             *records(
@@ -133,11 +135,12 @@ def _conversation(
         )
 
 
-def chatgpt_read(*, files: list[SourceFile], scope: str | None) -> HistoryPlan:
+def chatgpt_read(*, files: Iterable[SourceFile], scope: str | None) -> HistoryPlan:
     """Read ChatGPT exports; every conversation goes to `scope` (project:chatgpt if None)."""
-    plan = HistoryPlan(format="chatgpt", files=len(files))
+    plan = HistoryPlan(format="chatgpt")
     target = scope or DEFAULT_SCOPE
     for source in files:
+        plan.files += 1
         for index, conversation in enumerate(_document(source)):
             _conversation(source, index, conversation, plan, target)
     return plan

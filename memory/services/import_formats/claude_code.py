@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,6 +146,7 @@ def _read_file(source: SourceFile, project: _Project, plan: HistoryPlan) -> None
         if turn is None:
             plan.turns_dropped += 1
         else:
+            plan.hold(text=turn.text, source=f"{source.name}:{number}")
             project.turns.append((source.name, turn))
 
 
@@ -185,11 +187,12 @@ def _scope_of(project: _Project, directory: str | None, scope: str | None, first
     return project_scope(directory)
 
 
-def claude_code_read(*, files: list[SourceFile], scope: str | None) -> HistoryPlan:
+def claude_code_read(*, files: Iterable[SourceFile], scope: str | None) -> HistoryPlan:
     """Read Claude Code transcripts; files of one `project` share a scope unless `scope`."""
-    plan = HistoryPlan(format="claude-code", files=len(files))
+    plan = HistoryPlan(format="claude-code")
     projects: dict[str | None, tuple[_Project, str]] = {}
     for source in files:
+        plan.files += 1
         project, _ = projects.setdefault(source.project, (_Project(turns=[]), source.name))
         _read_file(source, project, plan)
     for directory, (project, first) in projects.items():
