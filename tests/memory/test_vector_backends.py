@@ -254,7 +254,7 @@ def test_two_transactions_writing_kinds_in_opposite_orders_do_not_deadlock_on_po
         "import json; from tests.memory.test_vector_backends import opposite_order_writes; "
         "print(json.dumps(opposite_order_writes()))"
     )
-    with fresh_postgres_database() as url:
+    with fresh_postgres_database("plain") as url:  # numpy: PostgreSQL without pgvector
         env = cli_env(tmp_path, DATABASE_URL=url, SLOWAVE_VECTOR_BACKEND="numpy")
         outcome = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
     assert outcome["vendor"] == "postgresql"
@@ -338,7 +338,7 @@ def test_each_connection_sees_exactly_the_committed_rows_and_its_own_on_postgres
         "call_command('migrate', verbosity=0); "
         "print(json.dumps([connection.vendor, visibility_checks()]))"
     )
-    with fresh_postgres_database() as url:
+    with fresh_postgres_database("plain") as url:  # numpy: PostgreSQL without pgvector
         env = cli_env(tmp_path, DATABASE_URL=url, SLOWAVE_VECTOR_BACKEND="numpy")
         vendor, seen = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
     assert vendor == "postgresql"
