@@ -13,6 +13,7 @@ the exact backends do.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 
@@ -33,6 +34,15 @@ EF_SEARCH = 100
 MAX_SCAN_TUPLES = 40_000
 
 Hit = tuple[int, float, str]  # (key, cosine, scope)
+# Settings of a walk, until the transaction ends (set_config's `true`: SET LOCAL): an iterative
+# scan in exact distance order, and no plan but the HNSW index (the planner would otherwise pick
+# a scan and a sort, or the scope index, where it guesses them cheaper).
+WALK = (
+    "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), "
+    "set_config('hnsw.ef_search', %s, true), set_config('hnsw.max_scan_tuples', %s, true), "
+    "set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), "
+    "set_config('enable_sort', 'off', true)"
+)
 
 
 def literal(vector: np.ndarray) -> str:
@@ -108,15 +118,8 @@ class PgvectorIndex:
                     self._seeded = True
         if self._small(kind, where, params):
             return self._run(kind, queries, k, where, params, exact=True)
-        with transaction.atomic():
-            # SET LOCAL: the settings end with this transaction (or the caller's).
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), "
-                    "set_config('hnsw.ef_search', %s, true), "
-                    "set_config('hnsw.max_scan_tuples', %s, true)",
-                    [str(max(EF_SEARCH, 2 * k)), str(MAX_SCAN_TUPLES)],
-                )
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(WALK, [str(max(EF_SEARCH, 2 * k)), str(MAX_SCAN_TUPLES)])
             return self._run(kind, queries, k, where, params, exact=False)
 
     @staticmethod
@@ -140,26 +143,32 @@ class PgvectorIndex:
         *,
         exact: bool,
     ) -> list[list[Hit]]:
-        # `+ 0` hides the distance from the planner, which can then only scan: exact. Without
-        # it the HNSW index serves the ORDER BY. Ties are cut by key below, over k + ties.
-        distance = "(t.embedding <=> q.v) + 0" if exact else "t.embedding <=> q.v"
-        order = "distance, t.key" if exact else "distance"
-        sql = (
-            "SELECT q.i, hit.key, hit.distance, hit.scope "
-            "FROM unnest(%s::vector[]) WITH ORDINALITY AS q(v, i) CROSS JOIN LATERAL ("
-            f"SELECT t.key, t.scope, {distance} AS distance FROM pgv_{kind} AS t {where} "
-            f"ORDER BY {order} LIMIT %s) AS hit"
-        )
         # Rows tied with the k-th may sit past it in the index's order: ask for a few more
         # and cut by (cosine, key) here.
         with connection.cursor() as cursor:
-            cursor.execute(sql, [[literal(q) for q in queries], *params, k + 8])
+            cursor.execute(
+                statement(kind, where, exact), [[literal(q) for q in queries], *params, k + 8]
+            )
             rows = cursor.fetchall()
         per_query: list[list[tuple[int, float, str]]] = [[] for _ in queries]
         for i, key, distance, scope in rows:
             if distance is not None and math.isfinite(distance):
                 per_query[i - 1].append((int(key), 1.0 - float(distance), scope))
         return [_best(found, k) for found in per_query]
+
+
+def statement(kind: str, where: str, exact: bool) -> str:
+    """The search: params (query vectors, the `where` clause's, limit). `+ 0` hides the
+    distance from the planner, which can then only scan (exact); without it, under WALK's
+    settings, the HNSW index serves the ORDER BY."""
+    distance = "(t.embedding <=> q.v) + 0" if exact else "t.embedding <=> q.v"
+    order = "distance, t.key" if exact else "distance"
+    return (
+        "SELECT q.i, hit.key, hit.distance, hit.scope "
+        "FROM unnest(%s::vector[]) WITH ORDINALITY AS q(v, i) CROSS JOIN LATERAL ("
+        f"SELECT t.key, t.scope, {distance} AS distance FROM pgv_{kind} AS t {where} "
+        f"ORDER BY {order} LIMIT %s) AS hit"
+    )
 
 
 def _seed() -> None:
@@ -181,11 +190,15 @@ def _seed() -> None:
             if cursor.fetchone()[0]:
                 continue
             sql = f"COPY pgv_{kind} (key, scope, embedding) FROM STDIN"
-            with cursor.cursor.copy(sql) as copy:  # psycopg's COPY: one round trip
-                for key, scope, blob in rows:
-                    vector = np.frombuffer(blob, dtype=np.float32)
-                    if _storable(vector):
-                        copy.write_row((key, scope, literal(vector)))
+            # The rows are read as they are consumed (a server-side cursor on this connection),
+            # so each batch is read before its COPY starts.
+            source = iter(rows)
+            while batch := list(itertools.islice(source, 2000)):
+                with cursor.cursor.copy(sql) as copy:  # psycopg's COPY: one round trip
+                    for key, scope, blob in batch:
+                        vector = np.frombuffer(blob, dtype=np.float32)
+                        if _storable(vector):
+                            copy.write_row((key, scope, literal(vector)))
 
 
 def _best(found: list[Hit], k: int) -> list[Hit]:
