@@ -233,8 +233,13 @@ def test_migrations_say_what_to_do_on_a_postgresql_without_pgvector(tmp_path: Pa
     with fresh_postgres_database("plain") as url:
         result = slowave(tmp_path, "migrate", env=cli_env(tmp_path, DATABASE_URL=url))
         stats = slowave(tmp_path, "stats", env=cli_env(tmp_path, DATABASE_URL=url))
+        doctor = slowave(
+            tmp_path, "--json", "doctor", "--skip-model", env=cli_env(tmp_path, DATABASE_URL=url)
+        )
     assert result.code == 0, result.err
     said = [line for line in result.err.splitlines() if "pgvector" in line]
     assert len(said) == 1 and said[0].startswith("slowave: pgvector is not available"), said
     assert "install pgvector 0.8+ on the server" in said[0]
     assert stats.code == 0, stats.err  # and the store works, on the numpy backend
+    (vectors,) = [c for c in json.loads(doctor.out)["data"]["checks"] if "vector" in c["name"]]
+    assert vectors["status"] == "warn" and "install pgvector" in vectors["detail"], vectors
