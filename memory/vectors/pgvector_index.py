@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
+from typing import Any
 
 import numpy as np
 from django.db import connection, transaction
@@ -108,7 +109,7 @@ class PgvectorIndex:
         return found
 
     def _search(
-        self, kind: str, queries: list[np.ndarray], k: int, where: str, params: list[object]
+        self, kind: str, queries: list[np.ndarray], k: int, where: str, params: list[Any]
     ) -> list[list[Hit]]:
         """Best k rows for each query, one statement for the batch (a lateral join)."""
         if not self._seeded:
@@ -123,7 +124,7 @@ class PgvectorIndex:
             return self._run(kind, queries, k, where, params, exact=False)
 
     @staticmethod
-    def _small(kind: str, where: str, params: list[object]) -> bool:
+    def _small(kind: str, where: str, params: list[Any]) -> bool:
         """At most EXACT_LIMIT rows to search: counting stops one past the limit."""
         with connection.cursor() as cursor:
             cursor.execute(
@@ -139,7 +140,7 @@ class PgvectorIndex:
         queries: list[np.ndarray],
         k: int,
         where: str,
-        params: list[object],
+        params: list[Any],
         *,
         exact: bool,
     ) -> list[list[Hit]]:
