@@ -65,7 +65,7 @@ def recall_at_k(size: int, k: int, queries: int) -> float:
         )
     # Queries near stored rows (a paraphrase of something remembered), as recall asks.
     near = vectors[:: max(1, size // queries)][:queries] + 0.5 * _vectors(queries, seed=5)
-    pgvector_index.EXACT_LIMIT = 0  # every search walks the index
+    exact_limit, pgvector_index.EXACT_LIMIT = pgvector_index.EXACT_LIMIT, 0  # always walk
     found = []
     try:
         for number, query in enumerate(near):
@@ -75,7 +75,7 @@ def recall_at_k(size: int, k: int, queries: int) -> float:
             hits = PgvectorIndex().knn("passage", query, k, [SCOPES[scope]])
             found.append(len(truth & set(_ids(hits))) / k)
     finally:
-        pgvector_index.EXACT_LIMIT = 20_000
+        pgvector_index.EXACT_LIMIT = exact_limit
     return float(np.mean(found))
 
 
@@ -157,11 +157,11 @@ def pgvector_checks() -> dict[str, Any]:
         reference, candidate = NumpyIndex(), PgvectorIndex()
         fill_for_parity([reference, candidate])
         check_same_neighbours(reference, candidate)
-        pgvector_index.EXACT_LIMIT = 0
+        exact_limit, pgvector_index.EXACT_LIMIT = pgvector_index.EXACT_LIMIT, 0  # always walk
         try:
             check_same_neighbours(reference, candidate)
         finally:
-            pgvector_index.EXACT_LIMIT = 20_000
+            pgvector_index.EXACT_LIMIT = exact_limit
         return {"exact": "same", "index": "same"}
 
     return {
@@ -221,8 +221,9 @@ def test_it_starts_from_the_embeddings_a_store_already_holds(found):
 
 
 def test_the_hnsw_walk_finds_the_exact_neighbours(found):
-    # Measured 1.0 on 1,000 random vectors (the hardest case for a graph index), queries
-    # near stored rows; tests/memory/test_pgvector_index.py's recall_at_k measures larger sizes.
+    # Measured 1.0 on 1,000 random vectors, queries near stored rows. Random vectors are the
+    # hardest case for a graph index (0.54 at 30,000 with ef_search 100, where real MiniLM
+    # vectors gave 0.994 at 8,000): the recall the backend states is measured on real ones.
     assert found["recall_at_10"] >= 0.98
 
 
