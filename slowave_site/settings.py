@@ -193,13 +193,10 @@ SLOWAVE_EMBEDDER_THREADS = env_int("SLOWAVE_EMBEDDER_THREADS", 0, minimum=0, max
 SLOWAVE_VECTOR_BACKEND = env_choice(
     "SLOWAVE_VECTOR_BACKEND", "auto", ("auto", "sqlite-vec", "numpy", "pgvector")
 )
-# Refused at start-up, not at the first search: the extension is not wired in this build, and
-# sqlite-vec tables only exist in the SQLite file.
-if SLOWAVE_VECTOR_BACKEND == "pgvector":
-    raise SettingError(
-        "SLOWAVE_VECTOR_BACKEND=pgvector",
-        "is not available in this build; use numpy (the PostgreSQL default)",
-    )
+# Refused at start-up, not at the first search: pgvector and sqlite-vec tables each live in
+# one engine. (Whether the server has the pgvector extension is known at the first search.)
+if SLOWAVE_VECTOR_BACKEND == "pgvector" and not DATABASE_URL:
+    raise SettingError("SLOWAVE_VECTOR_BACKEND=pgvector", "needs PostgreSQL (DATABASE_URL)")
 if SLOWAVE_VECTOR_BACKEND == "sqlite-vec" and DATABASE_URL:
     raise SettingError("SLOWAVE_VECTOR_BACKEND=sqlite-vec", "needs SQLite, not DATABASE_URL")
 SLOWAVE_MIN_RELEVANCE = env_float("SLOWAVE_MIN_RELEVANCE", 0.35, minimum=0, maximum=1)

@@ -68,6 +68,8 @@ def test_it_runs_the_app_services_from_the_image_against_postgres_and_redis(comp
         assert env["SLOWAVE_BROKER_URL"].startswith("redis://redis:")
         assert "/data" in " ".join(service["volumes"])
     assert services["web"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    # The vectors live in PostgreSQL (the pgvector backend) only where the server has pgvector.
+    assert services["postgres"]["image"].startswith("pgvector/pgvector:pg")
     # Background work belongs to the worker and beat services, not a second embedded worker.
     web = services["web"]
     assert "--no-worker" in web["command"] or web["environment"]["SLOWAVE_EMBEDDED_WORKER"] in (

@@ -229,11 +229,24 @@ def _check_broker() -> Check:
     return Check("broker", "ok", f"{url} reachable")
 
 
+def _check_vectors() -> Check:
+    name = backend_name()
+    if name == "numpy" and settings.DATABASE_URL:
+        return Check(
+            "vector backend",
+            "warn",
+            "numpy: every server process holds every vector; to keep them in PostgreSQL "
+            "install pgvector 0.8+ on the server, then `slowave migrate memory 0011 && "
+            "slowave migrate`",
+        )
+    return Check("vector backend", "ok", name)
+
+
 def doctor_run(*, include_model: bool = True) -> list[Check]:
     checks = [_check_python(), _check_dependencies()]
     checks += _check_sqlite()
     checks += [_check_integrity(), _check_migrations(), _check_paths(), _check_broker()]
-    checks.append(Check("vector backend", "ok", backend_name()))
+    checks.append(_check_vectors())
     checks += [check_embedder(), check_export()]
     if include_model:
         checks.append(check_model())

@@ -3,8 +3,10 @@
 Kinds: memory, episode, procedure, prototype, and passage (a sentence of a memory, keyed by
 memory.passages.key). Rows are keyed by the owning row's integer key (procedures by a stable
 integer derived in the service). Callers filter status.
-Backends: `sqlite-vec` (the SQLite default) and `numpy` (an in-memory float32 matrix kept in
-sync from the database; the PostgreSQL default). Both are exact and give the same answers.
+Backends: `sqlite-vec` (the SQLite default), `pgvector` (vectors in PostgreSQL, HNSW above a
+size; the PostgreSQL default where the extension is installed) and `numpy` (an in-memory
+float32 matrix kept in sync from the database; PostgreSQL without pgvector). sqlite-vec and
+numpy are exact; pgvector is exact on small scopes and gives their answers on the parity test.
 Backends see keys, scopes and vectors only: rows are indexed by memory.indexing, which also
 installs the seed a backend starting empty over a filled store reads (`seeder_install`).
 """
@@ -17,6 +19,7 @@ from typing import Protocol
 
 import numpy as np
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
 KINDS = ("memory", "episode", "procedure", "prototype", "passage")
@@ -52,8 +55,20 @@ def backend_name() -> str:
     the combinations that cannot work)."""
     chosen = settings.SLOWAVE_VECTOR_BACKEND
     if chosen == "auto":
-        return "sqlite-vec" if connection.vendor == "sqlite" else "numpy"
+        if connection.vendor == "sqlite":
+            return "sqlite-vec"
+        return "pgvector" if pgvector_tables() else "numpy"
     return chosen
+
+
+def pgvector_tables() -> bool:
+    """The pgvector tables exist: migration 0012 found the extension (or could create it)."""
+    if connection.vendor != "postgresql":
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass('pgv_memory') IS NOT NULL")
+        (found,) = cursor.fetchone()
+    return bool(found)
 
 
 SeedRows = Iterable[tuple[int, str, bytes]]  # (key, scope, float32 vector bytes)
@@ -86,6 +101,16 @@ def get_index() -> VectorIndex:
                     from memory.vectors.numpy_index import NumpyIndex
 
                     _index = NumpyIndex()
+                elif name == "pgvector":
+                    if not pgvector_tables():
+                        raise ImproperlyConfigured(
+                            "SLOWAVE_VECTOR_BACKEND=pgvector needs the pgvector extension: "
+                            "install it on the server, run `CREATE EXTENSION vector;`, then "
+                            "`slowave migrate memory 0011 && slowave migrate` (or use numpy)"
+                        )
+                    from memory.vectors.pgvector_index import PgvectorIndex
+
+                    _index = PgvectorIndex()
                 else:
                     from memory.vectors.sqlite_vec import SqliteVecIndex
 

@@ -23,7 +23,7 @@ import psycopg
 import pytest
 
 from tests.admin.live import live_server
-from tests.pg_support import ADMIN_URL, fresh_postgres_database
+from tests.pg_support import admin_url, fresh_postgres_database
 
 TOKEN = secrets.token_urlsafe(24)
 PATHS = (
@@ -77,7 +77,7 @@ def _get(base: str, path: str) -> int:
 
 
 def _connections(database: str) -> list[tuple[str, str]]:
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+    with psycopg.connect(admin_url(), autocommit=True) as conn:
         rows = conn.execute(
             "SELECT coalesce(state, ''), left(query, 60) FROM pg_stat_activity WHERE datname = %s",
             (database,),

@@ -57,7 +57,7 @@ def test_it_hands_options_to_the_management_command(tmp_path: Path, command: str
     [
         (
             {"SLOWAVE_VECTOR_BACKEND": "pgvector"},
-            "SLOWAVE_VECTOR_BACKEND=pgvector is not available",
+            "SLOWAVE_VECTOR_BACKEND=pgvector needs PostgreSQL",
         ),
         (
             {"SLOWAVE_VECTOR_BACKEND": "sqlite-vec", "DATABASE_URL": "postgresql://x@127.0.0.1/x"},

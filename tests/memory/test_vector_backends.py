@@ -39,28 +39,38 @@ def _ids(hits) -> list[int]:
     return [hit[0] for hit in hits]
 
 
-@committing
-def test_numpy_and_sqlite_vec_return_the_same_neighbours():
-    vectors = _vectors(300)
-    numpy_index, vec_index = NumpyIndex(), SqliteVecIndex()
-    for key, vector in enumerate(vectors, start=BASE):
-        for index in (numpy_index, vec_index):
-            index.upsert("memory", key, SCOPES[key % 3], vector)
+def fill_for_parity(indexes, kind: str = "memory") -> None:
+    for key, vector in enumerate(_vectors(300), start=BASE):
+        for index in indexes:
+            index.upsert(kind, key, SCOPES[key % 3], vector)
+
+
+def check_same_neighbours(reference, candidate, kind: str = "memory") -> None:
+    """The parity test: over the rows `fill_for_parity` wrote to both, `candidate` gives the
+    exact `reference`'s answers, ids in order and cosines, per scope set, over every scope,
+    and batched. Run on other engines too (tests/memory/test_pgvector_index.py)."""
     for query in _vectors(12, seed=99):
         for scopes in (SCOPES[:1], SCOPES[1:], SCOPES):
-            expected = vec_index.knn("memory", query, 20, scopes)
-            got = numpy_index.knn("memory", query, 20, scopes)
+            expected = reference.knn(kind, query, 20, scopes)
+            got = candidate.knn(kind, query, 20, scopes)
             assert _ids(got) == _ids(expected)
             assert np.allclose([s for _, s in got], [s for _, s in expected], atol=1e-5)
-        everywhere = numpy_index.knn_all_scopes("memory", query, 15)
-        assert _ids(everywhere) == _ids(vec_index.knn_all_scopes("memory", query, 15))
+        everywhere = candidate.knn_all_scopes(kind, query, 15)
+        assert _ids(everywhere) == _ids(reference.knn_all_scopes(kind, query, 15))
         assert all(scope == SCOPES[key % 3] for key, _, scope in everywhere)
     queries = _vectors(5, seed=3)
-    for index in (numpy_index, vec_index):
-        batched = index.knn_all_scopes_many("memory", queries, 10)
+    for index in (reference, candidate):
+        batched = index.knn_all_scopes_many(kind, queries, 10)
         assert [_ids(h) for h in batched] == [
-            _ids(vec_index.knn_all_scopes("memory", q, 10)) for q in queries
+            _ids(reference.knn_all_scopes(kind, q, 10)) for q in queries
         ]
+
+
+@committing
+def test_numpy_and_sqlite_vec_return_the_same_neighbours():
+    reference, candidate = SqliteVecIndex(), NumpyIndex()
+    fill_for_parity([reference, candidate])
+    check_same_neighbours(reference, candidate)
 
 
 @committing
@@ -160,16 +170,24 @@ def test_another_connection_sees_a_transactions_rows_only_once_it_commits():
     assert seen == [[1], [2, 1]]
 
 
-@committing
-def test_ties_at_the_cut_keep_the_smaller_keys():
+def ties_at_the_cut(index) -> list[list[int]]:
     vector = np.zeros(384, dtype=np.float32)
     vector[0] = 1.0  # every cosine is exactly 1.0, whatever order the sums run in
-    index = NumpyIndex()
     for key in (5, 3, 9, 1, 7):
         index.upsert("memory", key, "project:a", vector)
     index.upsert("memory", 4, "project:b", vector)
-    assert _ids(index.knn("memory", vector, 2, ["project:a"])) == [1, 3]
-    assert _ids(index.knn("memory", vector, 3, ["project:a", "project:b"])) == [1, 3, 4]
+    return [
+        _ids(index.knn("memory", vector, 2, ["project:a"])),
+        _ids(index.knn("memory", vector, 3, ["project:a", "project:b"])),
+    ]
+
+
+TIES = [[1, 3], [1, 3, 4]]
+
+
+@committing
+def test_ties_at_the_cut_keep_the_smaller_keys():
+    assert ties_at_the_cut(NumpyIndex()) == TIES
 
 
 @pytest.mark.django_db
@@ -254,7 +272,7 @@ def test_two_transactions_writing_kinds_in_opposite_orders_do_not_deadlock_on_po
         "import json; from tests.memory.test_vector_backends import opposite_order_writes; "
         "print(json.dumps(opposite_order_writes()))"
     )
-    with fresh_postgres_database() as url:
+    with fresh_postgres_database("plain") as url:  # numpy: PostgreSQL without pgvector
         env = cli_env(tmp_path, DATABASE_URL=url, SLOWAVE_VECTOR_BACKEND="numpy")
         outcome = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
     assert outcome["vendor"] == "postgresql"
@@ -263,7 +281,7 @@ def test_two_transactions_writing_kinds_in_opposite_orders_do_not_deadlock_on_po
     assert outcome["rows"] == expected
 
 
-def visibility_checks() -> dict[str, list[int]]:
+def visibility_checks(make=NumpyIndex) -> dict[str, list[int]]:
     """What a reader on another connection (another process) and the writer itself find at
     each step of committed, moved, deleted, rolled-back and re-committed writes."""
     import threading
@@ -271,7 +289,7 @@ def visibility_checks() -> dict[str, list[int]]:
     from django.db import connections
 
     vectors = _vectors(4)
-    writer, reader = NumpyIndex(), NumpyIndex()
+    writer, reader = make(), make()
     seen: dict[str, list[int]] = {}
 
     def read(label: str, query: int) -> None:
@@ -338,7 +356,7 @@ def test_each_connection_sees_exactly_the_committed_rows_and_its_own_on_postgres
         "call_command('migrate', verbosity=0); "
         "print(json.dumps([connection.vendor, visibility_checks()]))"
     )
-    with fresh_postgres_database() as url:
+    with fresh_postgres_database("plain") as url:  # numpy: PostgreSQL without pgvector
         env = cli_env(tmp_path, DATABASE_URL=url, SLOWAVE_VECTOR_BACKEND="numpy")
         vendor, seen = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
     assert vendor == "postgresql"

@@ -1,0 +1,92 @@
+"""Lexical search (spec §4) behind one interface, one module per database engine.
+
+Engines: `sqlite_fts5` (FTS5, bm25) and `postgres_tsvector` (stored English tsvector, GIN,
+ts_rank_cd); the database in use picks one, here and nowhere else. Both are tested on the same
+rows by one parity test (tests/memory/test_lexical_engines.py). User text is tokenised and
+quoted, never passed as syntax (memory.lexical.query). Adding an engine is one module here.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+from django.db import connection
+
+from memory.lexical.query import FTS_KINDS, check_kind, fts_query, scope_key
+
+__all__ = [
+    "FTS_KINDS",
+    "LexicalIndex",
+    "document_frequencies",
+    "fts_query",
+    "get_engine",
+    "index",
+    "remove",
+    "scope_key",
+    "search",
+]
+
+
+class LexicalIndex(Protocol):
+    name: str
+
+    def index(self, kind: str, row_id: int, scope: str, content: str) -> None: ...
+
+    def remove(self, kind: str, row_id: int) -> None: ...
+
+    def search(
+        self, kind: str, text: str, scopes: list[str], limit: int
+    ) -> list[tuple[int, float]]: ...
+
+    def document_frequencies(
+        self, kind: str, terms: list[str], scopes: list[str]
+    ) -> dict[str, int]: ...
+
+
+_engines: dict[str, LexicalIndex] = {}
+_lock = threading.Lock()
+
+
+def get_engine() -> LexicalIndex:
+    """The engine of the database in use (one instance per vendor and process)."""
+    vendor = connection.vendor
+    engine = _engines.get(vendor)
+    if engine is None:
+        with _lock:
+            if vendor == "postgresql":
+                from memory.lexical.postgres_tsvector import TsvectorLexical
+
+                engine = _engines.setdefault(vendor, TsvectorLexical())
+            else:
+                from memory.lexical.sqlite_fts5 import Fts5Lexical
+
+                engine = _engines.setdefault(vendor, Fts5Lexical())
+    return engine
+
+
+def index(kind: str, row_id: int, scope: str, content: str) -> None:
+    check_kind(kind)
+    get_engine().index(kind, row_id, scope, content)
+
+
+def remove(kind: str, row_id: int) -> None:
+    """Drop a row from the kind's lexical index; a row not there is no error."""
+    check_kind(kind)
+    get_engine().remove(kind, row_id)
+
+
+def search(kind: str, text: str, scopes: list[str], limit: int) -> list[tuple[int, float]]:
+    """(row id, score) best first; empty when the text has no tokens."""
+    check_kind(kind)
+    if not fts_query(text) or not scopes:
+        return []
+    return get_engine().search(kind, text, scopes, limit)
+
+
+def document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> dict[str, int]:
+    """Document frequency of each term in one round trip per 200 terms."""
+    check_kind(kind)
+    if not scopes:
+        return {term: 0 for term in terms}
+    return get_engine().document_frequencies(kind, terms, scopes)

@@ -1,0 +1,62 @@
+"""SQLite's lexical engine: FTS5 tables `fts_<kind>` scored by `-bm25()` over their content.
+
+Each row also carries its scope as one opaque token (`scope_key`), so a match is narrowed to the
+asked scopes inside the index: filtering an unindexed scope column read every matching row of
+every scope, 19 ms for a document-frequency lookup at 100k memories in 10 scopes against 0.9 ms
+this way.
+"""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from memory.lexical.query import fts_query, scope_key
+
+
+def _within(match: str, scopes: list[str]) -> str:
+    """An FTS5 query: `match` on the content column, in one of the scopes."""
+    keys = " OR ".join(scope_key(scope) for scope in dict.fromkeys(scopes))
+    return f"content : ({match}) AND scope_key : ({keys})"
+
+
+class Fts5Lexical:
+    name = "fts5"
+
+    def index(self, kind: str, row_id: int, scope: str, content: str) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM fts_{kind} WHERE rowid = %s", [row_id])
+            cursor.execute(
+                f"INSERT INTO fts_{kind}(rowid, content, scope, scope_key) VALUES (%s, %s, %s, %s)",
+                [row_id, content, scope, scope_key(scope)],
+            )
+
+    def remove(self, kind: str, row_id: int) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM fts_{kind} WHERE rowid = %s", [row_id])
+
+    def search(
+        self, kind: str, text: str, scopes: list[str], limit: int
+    ) -> list[tuple[int, float]]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                # Only the content column weighs in the score (scope and scope_key weigh 0).
+                f"SELECT rowid, -bm25(fts_{kind}, 1.0, 0.0, 0.0) AS score FROM fts_{kind} "
+                f"WHERE fts_{kind} MATCH %s ORDER BY score DESC, rowid LIMIT %s",
+                [_within(fts_query(text), scopes), limit],
+            )
+            return [(int(row_id), float(score)) for row_id, score in cursor]
+
+    def document_frequencies(
+        self, kind: str, terms: list[str], scopes: list[str]
+    ) -> dict[str, int]:
+        part = f"SELECT %s, count(*) FROM fts_{kind} WHERE fts_{kind} MATCH %s"
+        out: dict[str, int] = {}
+        for start in range(0, len(terms), 200):
+            chunk = terms[start : start + 200]
+            params: list[str] = []
+            for term in chunk:
+                params += [term, _within(f'"{term}"', scopes)]
+            with connection.cursor() as cursor:
+                cursor.execute(" UNION ALL ".join([part] * len(chunk)), params)
+                out.update({term: int(df) for term, df in cursor})
+        return out
