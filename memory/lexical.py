@@ -44,21 +44,29 @@ def _postgres() -> bool:
 
 
 def index(kind: str, row_id: int, scope: str, content: str) -> None:
+    index_many(kind, [(row_id, scope, content)])
+
+
+def index_many(kind: str, rows: list[tuple[int, str, str]]) -> None:
+    """(row id, scope, content) rows, each replacing the row's earlier text; one statement
+    of each kind for the batch."""
     _check(kind)
+    if not rows:
+        return
     if _postgres():
         with connection.cursor() as cursor:
-            cursor.execute(
+            cursor.executemany(
                 f"INSERT INTO lex_{kind}(row_id, scope, content) VALUES (%s, %s, %s) "
                 "ON CONFLICT (row_id) DO UPDATE SET scope = EXCLUDED.scope, "
                 "content = EXCLUDED.content",
-                [row_id, scope, content],
+                rows,
             )
         return
     with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM fts_{kind} WHERE rowid = %s", [row_id])
-        cursor.execute(
+        cursor.executemany(f"DELETE FROM fts_{kind} WHERE rowid = %s", [[r[0]] for r in rows])
+        cursor.executemany(
             f"INSERT INTO fts_{kind}(rowid, content, scope, scope_key) VALUES (%s, %s, %s, %s)",
-            [row_id, content, scope, scope_key(scope)],
+            [[row_id, content, scope, scope_key(scope)] for row_id, scope, content in rows],
         )
 
 
