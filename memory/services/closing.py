@@ -69,10 +69,12 @@ def session_close(
     procedure: CommitProcedure | None = None,
     trajectory_events: Iterable[tuple[str, str, str]] = (),
     gaps: list[dict[str, Any]] | None = None,
+    next_seq: int | None = None,
 ) -> int:
     """End the session (caller holds the transaction), form its episodes; returns their count.
 
-    `gaps`: the session's feedback_gaps when the caller has just read them (commit does)."""
+    `gaps`, `next_seq`: the session's feedback_gaps and next event number when the caller has
+    just read them under the session's lock (commit does)."""
     events = [
         NewEvent(kind, summary, metadata={"status": status})
         for kind, summary, status in trajectory_events
@@ -86,7 +88,7 @@ def session_close(
             metadata={"verification": verification},
         )
     )
-    events_append(session=session, events=events, now=now)
+    events_append(session=session, events=events, now=now, seq=next_seq)
     if procedure is not None:
         procedure_store(
             session=session,

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Q
 
 from memory.errors import IncompleteFeedback, InvalidInput
 from memory.models import Event, Procedure, Session
@@ -49,7 +49,9 @@ def session_commit(*, data: CommitIn, now: datetime) -> CommitOut:
         kept = [t for t in data.trajectory or [] if not _LIFECYCLE.search(t.summary)]
         filtered = len(data.trajectory or []) - len(kept)
         seen = session.events.aggregate(
-            events=Count("pk"), recalls=Count("pk", filter=Q(kind=Event.Kind.RECALL_QUERY))
+            events=Count("pk"),
+            recalls=Count("pk", filter=Q(kind=Event.Kind.RECALL_QUERY)),
+            last=Max("seq"),
         )
         formed = session_close(
             session=session,
@@ -62,6 +64,7 @@ def session_commit(*, data: CommitIn, now: datetime) -> CommitOut:
             procedure=data.procedure,
             trajectory_events=[(f"trajectory_{t.kind}", t.summary, t.status) for t in kept],
             gaps=outstanding,
+            next_seq=(seen["last"] or 0) + 1,  # under the session's lock taken above
         )
         reply: CommitOut = {
             "session_id": session.id,
