@@ -62,11 +62,12 @@ def index_many(kind: str, rows: list[tuple[int, str, str]]) -> None:
                 rows,
             )
         return
+    final = {row_id: (scope, content) for row_id, scope, content in rows}  # a row's last text
     with connection.cursor() as cursor:
-        cursor.executemany(f"DELETE FROM fts_{kind} WHERE rowid = %s", [[r[0]] for r in rows])
+        cursor.executemany(f"DELETE FROM fts_{kind} WHERE rowid = %s", [[k] for k in final])
         cursor.executemany(
             f"INSERT INTO fts_{kind}(rowid, content, scope, scope_key) VALUES (%s, %s, %s, %s)",
-            [[row_id, content, scope, scope_key(scope)] for row_id, scope, content in rows],
+            [[key, content, scope, scope_key(scope)] for key, (scope, content) in final.items()],
         )
 
 

@@ -32,11 +32,12 @@ class SqliteVecIndex:
         if not rows:
             return
         keys = [row_id for row_id, _, _ in rows]
+        final = {row_id: (scope, vector) for row_id, scope, vector in rows}  # a key's last write
         with connection.cursor() as cursor:
-            cursor.executemany(f"DELETE FROM vec_{kind} WHERE rowid = %s", [[k] for k in keys])
+            cursor.executemany(f"DELETE FROM vec_{kind} WHERE rowid = %s", [[k] for k in final])
             cursor.executemany(
                 f"INSERT INTO vec_{kind}(rowid, scope, embedding) VALUES (%s, %s, %s)",
-                [[row_id, scope, to_blob(vector)] for row_id, scope, vector in rows],
+                [[row_id, scope, to_blob(vector)] for row_id, (scope, vector) in final.items()],
             )
             # A row at or below the highest one written is a rewrite or a backfill, which the
             # copies of the table (vec_mirror) in every process must read again. A key at or
