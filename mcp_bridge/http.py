@@ -123,13 +123,18 @@ class McpHttpApp:
             )
             return
         client = scope.get("client")
+        token = bearer_of(headers.get("authorization"))
         try:
-            await run_in_database_thread(
-                executor,
-                _authenticate,
-                bearer_of(headers.get("authorization")),
-                client[0] if client else None,
-            )
+            if token is None:
+                # No token to look up: the loopback rule reads settings only, so the call
+                # needs no hop to a database thread (five per agent cycle).
+                caller_authenticate(
+                    token=None, remote_addr=client[0] if client else None, now=timezone.now()
+                )
+            else:
+                await run_in_database_thread(
+                    executor, _authenticate, token, client[0] if client else None
+                )
         except SlowaveError as exc:
             await _send_json(
                 send,

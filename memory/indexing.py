@@ -56,10 +56,28 @@ def index_memory(*, memory: Memory, embedded: Embedded | None) -> None:
         index_embedded(row=memory, embedded=embedded)
 
 
+def index_memories(*, rows: list[tuple[Memory, Embedded | None]]) -> None:
+    """index_memory for each, a statement or three per index for the whole batch."""
+    lexical.index_many("memory", [(m.pk, m.scope, m.content) for m, _ in rows])
+    embedded = [(m, e) for m, e in rows if e is not None]
+    _upsert_all("memory", [(m.pk, m.scope, e.vector) for m, e in embedded])
+    _upsert_all(
+        "passage",
+        [
+            (passages.key(m.pk, ordinal), m.scope, vector)
+            for m, e in embedded
+            for ordinal, vector in enumerate(e.passages)
+        ],
+    )
+
+
 def index_episode(*, episode: Episode, vector: np.ndarray | None) -> None:
-    index_lexical(row=episode)
-    if vector is not None:
-        index_embedded(row=episode, embedded=Embedded(vector, NONE))
+    index_episodes(rows=[(episode, vector)])
+
+
+def index_episodes(*, rows: list[tuple[Episode, np.ndarray | None]]) -> None:
+    lexical.index_many("episode", [(e.pk, e.scope, e.content) for e, _ in rows])
+    _upsert_all("episode", [(e.pk, e.scope, v) for e, v in rows if v is not None])
 
 
 def index_procedure(*, procedure: Procedure, vector: np.ndarray | None) -> None:
@@ -89,9 +107,25 @@ def index_embedded(*, row: Indexed, embedded: Embedded) -> None:
 def index_passages(*, memory_pk: int, scope: str, vectors: np.ndarray, first: int = 0) -> None:
     """Upsert a memory's passage vectors, the first at ordinal `first` (the backfill pass
     appends to those a remember call embedded)."""
+    _upsert_all(
+        "passage",
+        [
+            (passages.key(memory_pk, ordinal), scope, vector)
+            for ordinal, vector in enumerate(vectors, start=first)
+        ],
+    )
+
+
+def _upsert_all(kind: str, rows: list[tuple[int, str, np.ndarray]]) -> None:
+    """Each row's vector, in order; in one round trip where the backend takes a batch
+    (`upsert_many`, which sqlite-vec has), else one upsert at a time."""
     index = get_index()
-    for ordinal, vector in enumerate(vectors, start=first):
-        index.upsert("passage", passages.key(memory_pk, ordinal), scope, vector)
+    many = getattr(index, "upsert_many", None)
+    if many is not None:
+        many(kind, rows)
+        return
+    for row_id, scope, vector in rows:
+        index.upsert(kind, row_id, scope, vector)
 
 
 def unindex(*, row: Indexed | Prototype) -> None:

@@ -22,6 +22,7 @@ __all__ = [
     "fts_query",
     "get_engine",
     "index",
+    "index_many",
     "remove",
     "scope_key",
     "search",
@@ -31,7 +32,9 @@ __all__ = [
 class LexicalIndex(Protocol):
     name: str
 
-    def index(self, kind: str, row_id: int, scope: str, content: str) -> None: ...
+    def index_many(self, kind: str, rows: list[tuple[int, str, str]]) -> None:
+        """(row id, scope, content) rows, each replacing the row's earlier text, in one
+        statement of each kind for the batch."""
 
     def remove(self, kind: str, row_id: int) -> None: ...
 
@@ -66,8 +69,13 @@ def get_engine() -> LexicalIndex:
 
 
 def index(kind: str, row_id: int, scope: str, content: str) -> None:
+    index_many(kind, [(row_id, scope, content)])
+
+
+def index_many(kind: str, rows: list[tuple[int, str, str]]) -> None:
     check_kind(kind)
-    get_engine().index(kind, row_id, scope, content)
+    if rows:
+        get_engine().index_many(kind, rows)
 
 
 def remove(kind: str, row_id: int) -> None:

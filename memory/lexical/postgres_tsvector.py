@@ -12,13 +12,13 @@ from memory.text import tokens
 class TsvectorLexical:
     name = "tsvector"
 
-    def index(self, kind: str, row_id: int, scope: str, content: str) -> None:
+    def index_many(self, kind: str, rows: list[tuple[int, str, str]]) -> None:
         with connection.cursor() as cursor:
-            cursor.execute(
+            cursor.executemany(
                 f"INSERT INTO lex_{kind}(row_id, scope, content) VALUES (%s, %s, %s) "
                 "ON CONFLICT (row_id) DO UPDATE SET scope = EXCLUDED.scope, "
                 "content = EXCLUDED.content",
-                [row_id, scope, content],
+                rows,
             )
 
     def remove(self, kind: str, row_id: int) -> None:

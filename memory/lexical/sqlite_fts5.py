@@ -22,12 +22,13 @@ def _within(match: str, scopes: list[str]) -> str:
 class Fts5Lexical:
     name = "fts5"
 
-    def index(self, kind: str, row_id: int, scope: str, content: str) -> None:
+    def index_many(self, kind: str, rows: list[tuple[int, str, str]]) -> None:
+        final = {row_id: (scope, content) for row_id, scope, content in rows}  # a row's last text
         with connection.cursor() as cursor:
-            cursor.execute(f"DELETE FROM fts_{kind} WHERE rowid = %s", [row_id])
-            cursor.execute(
+            cursor.executemany(f"DELETE FROM fts_{kind} WHERE rowid = %s", [[k] for k in final])
+            cursor.executemany(
                 f"INSERT INTO fts_{kind}(rowid, content, scope, scope_key) VALUES (%s, %s, %s, %s)",
-                [row_id, content, scope, scope_key(scope)],
+                [[key, content, scope, scope_key(scope)] for key, (scope, content) in final.items()],
             )
 
     def remove(self, kind: str, row_id: int) -> None:

@@ -87,7 +87,10 @@ def session_support(items: Items, top: int) -> dict[int, float]:
     out: dict[int, float] = {}
     for members in by_session.values():
         members.sort(reverse=True)
+        # The `top` best others of any member are among the session's `top` + 1 best: reading
+        # only those keeps a session of thousands of candidates linear, with the same sums.
+        head = members[: top + 1]
         for _score, pk in members:
-            others = [s for s, p in members if p != pk][:top]
+            others = [s for s, p in head if p != pk][:top]
             out[pk] = sum(others) / top if others else 0.0
     return out

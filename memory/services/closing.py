@@ -14,7 +14,7 @@ from memory.schemas import CommitProcedure
 from memory.selectors.feedback import feedback_gaps
 from memory.services.episodes import episodes_form
 from memory.services.scheduling import enqueue_consolidation
-from memory.services.sessions import event_append
+from memory.services.sessions import NewEvent, events_append
 
 
 def procedure_store(
@@ -26,7 +26,7 @@ def procedure_store(
     outcome_summary: str,
     now: datetime,
 ) -> Procedure:
-    proc = Procedure.objects.create(
+    proc = Procedure(
         id=procedure_id(session.id),
         index_key=procedure_index_key(session.id),
         session=session,
@@ -38,23 +38,21 @@ def procedure_store(
         caveats=list(spec.caveats),
         outcome=outcome,
         outcome_summary=outcome_summary,
-        deduplication_key=None,
+        deduplication_key=spec.deduplication_key or None,
         created_at=now,
     )
-    if spec.deduplication_key:
-        older = Procedure.objects.filter(
-            scope=session.scope,
-            deduplication_key=spec.deduplication_key,
-            status=Procedure.Status.ACTIVE,
-        )
-        older.update(status=Procedure.Status.SUPERSEDED, superseded_by=proc)
-        Procedure.objects.filter(pk=proc.pk).update(deduplication_key=spec.deduplication_key)
-        proc.deduplication_key = spec.deduplication_key
     vectors = embeddings.encode([indexed_text(proc)])
     if vectors is not None:
-        Procedure.objects.filter(pk=proc.pk).update(
-            embedding=embeddings.to_blob(vectors[0]), embedded_at=now
-        )
+        proc.embedding, proc.embedded_at = embeddings.to_blob(vectors[0]), now
+    if proc.deduplication_key:
+        # The older one leaves the active key before the new one takes it (the unique index);
+        # its link to the new row is checked at commit, as every foreign key here is.
+        Procedure.objects.filter(
+            scope=session.scope,
+            deduplication_key=proc.deduplication_key,
+            status=Procedure.Status.ACTIVE,
+        ).update(status=Procedure.Status.SUPERSEDED, superseded_by_id=proc.id)
+    proc.save(force_insert=True)
     index_procedure(procedure=proc, vector=None if vectors is None else vectors[0])
     return proc
 
@@ -70,14 +68,28 @@ def session_close(
     now: datetime,
     procedure: CommitProcedure | None = None,
     trajectory_events: Iterable[tuple[str, str, str]] = (),
+    gaps: list[dict[str, Any]] | None = None,
+    next_seq: int | None = None,
 ) -> int:
-    """End the session (caller holds the transaction), form its episodes; returns their count."""
-    for kind, summary, status in trajectory_events:
-        event_append(
-            session=session, kind=kind, content=summary, now=now, metadata={"status": status}
-        )
+    """End the session (caller holds the transaction), form its episodes; returns their count.
+
+    `gaps`, `next_seq`: the session's feedback_gaps and next event number when the caller has
+    just read them under the session's lock (commit does)."""
+    events = [
+        NewEvent(kind, summary, metadata={"status": status})
+        for kind, summary, status in trajectory_events
+    ]
     if procedure is not None:
-        event_append(session=session, kind=Event.Kind.PROCEDURE, content=procedure.summary, now=now)
+        events.append(NewEvent(Event.Kind.PROCEDURE, procedure.summary))
+    events.append(
+        NewEvent(
+            Event.Kind.OUTCOME,
+            f"{outcome}: {outcome_summary}".strip(": ").strip() or outcome,
+            metadata={"verification": verification},
+        )
+    )
+    events_append(session=session, events=events, now=now, seq=next_seq)
+    if procedure is not None:
         procedure_store(
             session=session,
             spec=procedure,
@@ -86,14 +98,8 @@ def session_close(
             outcome_summary=outcome_summary,
             now=now,
         )
-    event_append(
-        session=session,
-        kind=Event.Kind.OUTCOME,
-        now=now,
-        content=f"{outcome}: {outcome_summary}".strip(": ").strip() or outcome,
-        metadata={"verification": verification},
-    )
-    gaps = feedback_gaps(session=session)
+    if gaps is None:
+        gaps = feedback_gaps(session=session)
     Session.objects.filter(pk=session.pk).update(
         status=Session.Status.ENDED,
         ended_at=now,
@@ -107,6 +113,6 @@ def session_close(
         else Session.FeedbackStatus.COMPLETE,
         last_activity_at=now,
     )
-    formed = episodes_form(session_id=session.pk, now=now)
+    formed = episodes_form(session_id=session.pk, now=now, session=session)
     enqueue_consolidation(scope=session.scope)
     return formed

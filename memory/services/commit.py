@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from django.db import transaction
+from django.db.models import Count, Max, Q
 
 from memory.errors import IncompleteFeedback, InvalidInput
 from memory.models import Event, Procedure, Session
@@ -47,8 +48,11 @@ def session_commit(*, data: CommitIn, now: datetime) -> CommitOut:
             raise IncompleteFeedback("feedback is incomplete", outstanding=outstanding)
         kept = [t for t in data.trajectory or [] if not _LIFECYCLE.search(t.summary)]
         filtered = len(data.trajectory or []) - len(kept)
-        events_before = session.events.count()
-        recalled = session.events.filter(kind=Event.Kind.RECALL_QUERY).exists()
+        seen = session.events.aggregate(
+            events=Count("pk"),
+            recalls=Count("pk", filter=Q(kind=Event.Kind.RECALL_QUERY)),
+            last=Max("seq"),
+        )
         formed = session_close(
             session=session,
             outcome=data.outcome,
@@ -59,6 +63,8 @@ def session_commit(*, data: CommitIn, now: datetime) -> CommitOut:
             now=now,
             procedure=data.procedure,
             trajectory_events=[(f"trajectory_{t.kind}", t.summary, t.status) for t in kept],
+            gaps=outstanding,
+            next_seq=(seen["last"] or 0) + 1,  # under the session's lock taken above
         )
         reply: CommitOut = {
             "session_id": session.id,
@@ -71,7 +77,7 @@ def session_commit(*, data: CommitIn, now: datetime) -> CommitOut:
         }
         if filtered:
             reply["trajectory_lifecycle_filtered"] = filtered
-        if events_before >= 3 and not recalled:
+        if seen["events"] >= 3 and not seen["recalls"]:
             reply["session_note"] = SESSION_NOTE
         return _redacted(reply, guard)
 

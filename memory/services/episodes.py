@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import numpy as np
 from django.db import transaction
 
 from memory import embeddings
-from memory.indexing import index_episode
+from memory.indexing import index_episodes
 from memory.models import Episode, Event, Memory, Session, Support
 
 MESSAGE_KINDS: dict[str, str] = {
@@ -56,15 +57,18 @@ def _gap(before: Event, after: Event) -> bool:
     return abs(after.occurred_at - before.occurred_at) > GAP
 
 
-def episodes_form(*, session_id: str, now: datetime) -> int:
-    """Form a session's episodes once; a second call (or a concurrent one) forms nothing."""
+def episodes_form(*, session_id: str, now: datetime, session: Session | None = None) -> int:
+    """Form a session's episodes once; a second call (or a concurrent one) forms nothing.
+
+    `session`: the row when the caller holds it (closing does), so it is not read again."""
     with transaction.atomic():
         claimed = Session.objects.filter(
             pk=session_id, episodes_state=Session.EpisodesState.PENDING
         ).update(episodes_state=Session.EpisodesState.FORMING)
         if claimed != 1:
             return 0
-        session = Session.objects.get(pk=session_id)
+        if session is None:
+            session = Session.objects.get(pk=session_id)
         events = list(
             Event.objects.filter(session=session, kind__in=[*MESSAGE_KINDS, *ALONE_KINDS]).order_by(
                 "seq"
@@ -73,29 +77,61 @@ def episodes_form(*, session_id: str, now: datetime) -> int:
         windows = _windows(events)
         texts = ["\n".join(_line(e) for e in window) for window in windows]
         vectors = embeddings.encode(texts) if texts else None
-        for index, (window, text) in enumerate(zip(windows, texts, strict=True)):
-            times = [e.occurred_at for e in window if e.occurred_at is not None]
-            vector = vectors[index] if vectors is not None else None
-            episode = Episode.objects.create(
-                session=session,
-                scope=session.scope,
-                content=text,
-                first_event=window[0],
-                event_ids=[e.pk for e in window],
-                recorded_at=now,
-                occurred_at=min(times) if times else None,
-                embedding=embeddings.to_blob(vector) if vector is not None else None,
-                embedded_at=now if vector is not None else None,
-            )
-            index_episode(episode=episode, vector=vector)
-            for memory in Memory.objects.filter(source_event_id__in=episode.event_ids):
-                Support.objects.create(
-                    memory=memory,
-                    kind=Support.Kind.SOURCE_EPISODE,
-                    episode=episode,
-                    session=session,
-                    scope=session.scope,
-                    created_at=now,
-                )
+        episodes = Episode.objects.bulk_create(
+            [
+                _episode(session, window, text, vectors, index, now)
+                for index, (window, text) in enumerate(zip(windows, texts, strict=True))
+            ]
+        )
+        index_episodes(
+            rows=[(e, vectors[i] if vectors is not None else None) for i, e in enumerate(episodes)]
+        )
+        _supports(session, episodes, now)
         Session.objects.filter(pk=session_id).update(episodes_state=Session.EpisodesState.FORMED)
         return len(windows)
+
+
+def _episode(
+    session: Session,
+    window: list[Event],
+    text: str,
+    vectors: np.ndarray | None,
+    index: int,
+    now: datetime,
+) -> Episode:
+    times = [e.occurred_at for e in window if e.occurred_at is not None]
+    vector = vectors[index] if vectors is not None else None
+    return Episode(
+        session=session,
+        scope=session.scope,
+        content=text,
+        first_event=window[0],
+        event_ids=[e.pk for e in window],
+        recorded_at=now,
+        occurred_at=min(times) if times else None,
+        embedding=embeddings.to_blob(vector) if vector is not None else None,
+        embedded_at=now if vector is not None else None,
+    )
+
+
+def _supports(session: Session, episodes: list[Episode], now: datetime) -> None:
+    """Each memory remembered in an episode's events is supported by that episode."""
+    episode_of = {event_id: e for e in episodes for event_id in e.event_ids}
+    found = Memory.objects.filter(source_event_id__in=list(episode_of)).order_by("pk")
+    by_episode: dict[int, list[int]] = {}
+    for pk, event_id in found.values_list("pk", "source_event_id"):
+        by_episode.setdefault(episode_of[event_id].pk, []).append(pk)
+    Support.objects.bulk_create(
+        [
+            Support(
+                memory_id=memory_pk,
+                kind=Support.Kind.SOURCE_EPISODE,
+                episode=episode,
+                session=session,
+                scope=session.scope,
+                created_at=now,
+            )
+            for episode in episodes
+            for memory_pk in by_episode.get(episode.pk, [])
+        ]
+    )

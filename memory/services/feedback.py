@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 
@@ -16,7 +16,7 @@ from memory.schemas import FeedbackIn, FeedbackRecord, MemoryFeedback, Procedure
 from memory.secrets import SecretGuard, redactions_merged
 from memory.services.feedback_rules import memory_rejection, procedure_rejection
 from memory.services.reinforcement import Applied, reinforce_targets
-from memory.services.sessions import event_append, sessions_lock
+from memory.services.sessions import NewEvent, events_append, sessions_lock
 
 COMPARED = (
     "assessment",
@@ -44,9 +44,15 @@ def feedback_submit(*, data: FeedbackIn, now: datetime) -> FeedbackOut:
         # Before any memory row is locked for reinforcement: remember takes the session first.
         sessions_lock(sorted({r.session_id for r in retrievals.values()}))
         shown = _Shown.load(list(retrievals))
-        replies = [
-            _record(record, retrievals[record.retrieval_id], shown, now) for record in records
+        pending = _Pending()
+        made = [
+            _record(record, retrievals[record.retrieval_id], shown, pending, now)
+            for record in records
         ]
+        pending.flush()
+        _note_feedback(records, retrievals, now)
+        # Each record's tally is complete once the call's rows are applied.
+        replies = [cast(FeedbackRecordOut, {**reply, "applied": a.as_dict()}) for reply, a in made]
         for path, kinds in guard.redacted.items():
             record = records[int(path[6 : path.index("]")]) if path.startswith("items[") else 0]
             _note_redacted(retrievals[record.retrieval_id].session_id, {path: kinds})
@@ -108,12 +114,28 @@ def _rejection(
     return procedure_rejection(entry, exposed=exposed)
 
 
+class _Pending:
+    """The call's feedback rows and their reinforcement, written together at the end (or
+    sooner, when a later entry's check must see them applied)."""
+
+    def __init__(self) -> None:
+        self.rows: list[FeedbackEvent] = []
+        self.reinforce: list[FeedbackEvent] = []
+        self.tallies: list[Applied] = []
+        self.retiring: set[str] = set()  # memories accepted rows not yet applied mark stale
+
+    def flush(self) -> None:
+        FeedbackEvent.objects.bulk_create(self.rows)
+        reinforce_targets(rows=self.reinforce, applied=self.tallies)
+        self.rows, self.reinforce, self.tallies = [], [], []
+        self.retiring.clear()
+
+
 def _record(
-    record: FeedbackRecord, retrieval: Retrieval, shown: _Shown, now: datetime
-) -> FeedbackRecordOut:
+    record: FeedbackRecord, retrieval: Retrieval, shown: _Shown, pending: _Pending, now: datetime
+) -> tuple[dict[str, Any], Applied]:
+    """A record's rows, added to `pending`; its reply but for `applied`, and that tally."""
     exposures, latest = shown.exposures[retrieval.id], shown.latest[retrieval.id]
-    rows: list[FeedbackEvent] = []
-    reinforce: list[FeedbackEvent] = []
     accepted_ids: list[str] = []
     rejected: list[RejectedOut] = []
     applied = Applied()
@@ -127,19 +149,12 @@ def _record(
             created_at=now,
             **fields,
         )
-        rows.append(row)
+        pending.rows.append(row)
         return row
 
-    def flush() -> None:
-        FeedbackEvent.objects.bulk_create(rows)
-        reinforce_targets(rows=reinforce, applied=applied)
-        rows.clear()
-        reinforce.clear()
-
-    retiring: set[str] = set()  # memories this record's accepted rows mark stale
     for kind, target_id, entry in _entries(record):
-        if getattr(entry, "replacement_memory_id", None) in retiring:
-            flush()  # its replacement check must see the earlier rows applied
+        if getattr(entry, "replacement_memory_id", None) in pending.retiring:
+            pending.flush()  # its replacement check must see the earlier rows applied
         reason = _rejection(kind, entry, retrieval, exposures)
         values = {name: getattr(entry, name, None) or "" for name in COMPARED}
         if kind == "memory" and values["assessment"] == "used" and not values["effect"]:
@@ -157,9 +172,10 @@ def _record(
         latest[(kind, target_id)] = row
         accepted_ids.append(row.id)
         if kind == "memory":
-            reinforce.append(row)
+            pending.reinforce.append(row)
+            pending.tallies.append(applied)
             if row.assessment == "stale":
-                retiring.add(target_id)
+                pending.retiring.add(target_id)
     gaps = sorted(exposures - set(latest))
     outstanding: OutstandingOut = {
         "memory_ids": [t for k, t in gaps if k == "memory"],
@@ -179,19 +195,30 @@ def _record(
         rejected.append({"target_id": retrieval.id, "reason": coverage_reason})
     else:
         accepted_ids.append(summary.id)
-    flush()
-    event_append(
-        session=retrieval.session,
-        kind=Event.Kind.FEEDBACK,
-        now=now,
-        content=f"feedback on {retrieval.id}",
-        metadata={"retrieval_id": retrieval.id},
-    )
-    return {
+    reply = {
         "retrieval_id": retrieval.id,
         "coverage": record.coverage,
         "outstanding": outstanding,
         "accepted_event_ids": accepted_ids,
         "rejected": rejected,
-        "applied": applied.as_dict(),
     }
+    return reply, applied
+
+
+def _note_feedback(
+    records: list[FeedbackRecord], retrievals: dict[str, Retrieval], now: datetime
+) -> None:
+    """One feedback event per record in its retrieval's session, each session's in one insert."""
+    by_session: dict[str, tuple[Session, list[NewEvent]]] = {}
+    for record in records:
+        retrieval = retrievals[record.retrieval_id]
+        session, events = by_session.setdefault(retrieval.session_id, (retrieval.session, []))
+        events.append(
+            NewEvent(
+                Event.Kind.FEEDBACK,
+                f"feedback on {retrieval.id}",
+                metadata={"retrieval_id": retrieval.id},
+            )
+        )
+    for session, events in by_session.values():
+        events_append(session=session, events=events, now=now)

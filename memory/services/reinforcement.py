@@ -46,12 +46,16 @@ def reinforce_target(*, row: FeedbackEvent, applied: Applied) -> None:
     reinforce_targets(rows=[row], applied=applied)
 
 
-def reinforce_targets(*, rows: Sequence[FeedbackEvent], applied: Applied) -> None:
+def reinforce_targets(
+    *, rows: Sequence[FeedbackEvent], applied: Applied | Sequence[Applied]
+) -> None:
     """Apply each accepted memory row in order, as one row at a time would, in five queries.
 
     The caller holds the transaction. A memory that two rows touch (shown by two retrievals)
     takes both changes; a (retrieval, memory) that two rows name ends at the later one's delta.
+    `applied`: one tally for all rows, or each row's own (a feedback call's records).
     """
+    tallies = [applied] * len(rows) if isinstance(applied, Applied) else list(applied)
     pks = [memory_pk(row.target_id) for row in rows]
     memories = {
         m.pk: m
@@ -70,10 +74,10 @@ def reinforce_targets(*, rows: Sequence[FeedbackEvent], applied: Applied) -> Non
     created: list[LearningApplication] = []
     moved: dict[int, LearningApplication] = {}  # ledger rows that exist and change
     changed: dict[int, set[str]] = {}
-    for row, pk in zip(rows, pks, strict=True):
+    for row, pk, tally in zip(rows, pks, tallies, strict=True):
         memory = memories.get(pk) if pk is not None else None
         if memory is None or memory.status not in (Memory.Status.ACTIVE, Memory.Status.STALE):
-            applied.unchanged += 1
+            tally.unchanged += 1
             continue
         ledger = ledgers.get((row.retrieval_id, row.target_id))
         if ledger is None:
@@ -85,10 +89,10 @@ def reinforce_targets(*, rows: Sequence[FeedbackEvent], applied: Applied) -> Non
         elif ledger.pk is not None:
             moved[ledger.pk] = ledger
         change = desired_delta(row) - ledger.applied_delta
-        fields = _apply(memory, row, change=change, applied=applied)
+        fields = _apply(memory, row, change=change, applied=tally)
         if fields:
             changed.setdefault(memory.pk, set()).update(fields)
-            applied.touched.append(memory.pk)
+            tally.touched.append(memory.pk)
         ledger.applied_event, ledger.applied_delta = row, desired_delta(row)
     if changed:
         Memory.objects.bulk_update(

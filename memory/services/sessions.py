@@ -5,10 +5,12 @@ Closing a session lives in closing.py, the idle reaper that closes through it in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db import connection
 from django.db.models import Max
 
 from memory.errors import InvalidInput
@@ -58,6 +60,17 @@ def session_claim(*, session_id: str, scope: str | None, now: datetime) -> None:
         session_check(session_id=session_id, scope=scope)
 
 
+@dataclass(frozen=True)
+class NewEvent:
+    """One event to append: what event_append takes, for writers that append several."""
+
+    kind: str
+    content: str = ""
+    role: str = ""
+    occurred_at: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
 def event_append(
     *,
     session: Session,
@@ -70,21 +83,39 @@ def event_append(
     seq: int | None = None,
 ) -> Event:
     """Append an event; `seq` when the caller already knows the next one (batch writers)."""
-    return Event.objects.create(
-        session=session,
-        seq=seq if seq is not None else event_next_seq(session),
-        kind=kind,
-        role=role,
-        content=content,
-        metadata=metadata or {},
-        recorded_at=now,
-        occurred_at=occurred_at,
+    new = NewEvent(kind, content, role, occurred_at, metadata or {})
+    return events_append(session=session, events=[new], now=now, seq=seq)[0]
+
+
+def events_append(
+    *, session: Session, events: Sequence[NewEvent], now: datetime, seq: int | None = None
+) -> list[Event]:
+    """Append events in order, numbered from `seq` (else the session's next), in one insert."""
+    first = seq if seq is not None else event_next_seq(session)
+    return Event.objects.bulk_create(
+        [
+            Event(
+                session=session,
+                seq=first + offset,
+                kind=new.kind,
+                role=new.role,
+                content=new.content,
+                metadata=new.metadata,
+                recorded_at=now,
+                occurred_at=new.occurred_at,
+            )
+            for offset, new in enumerate(events)
+        ]
     )
 
 
 def sessions_lock(session_ids: list[str]) -> None:
     """Inside a write transaction: claim these sessions' rows (in one order, so two callers
-    never wait on each other), making their other writers wait until it commits."""
+    never wait on each other), making their other writers wait until it commits. Where rows
+    cannot be locked (SQLite), the transaction already is the only writer (BEGIN IMMEDIATE)
+    and there is nothing to ask for."""
+    if not connection.features.has_select_for_update:
+        return
     list(
         Session.objects.select_for_update()
         .filter(pk__in=session_ids)

@@ -24,19 +24,37 @@ class SqliteVecIndex:
         self._mirrors: dict[str, VecMirror] = {}
 
     def upsert(self, kind: str, row_id: int, scope: str, vector: np.ndarray) -> None:
+        self.upsert_many(kind, [(row_id, scope, vector)])
+
+    def upsert_many(self, kind: str, rows: list[tuple[int, str, np.ndarray]]) -> None:
+        """upsert of each row in order, in three statements for the batch."""
         _check_kind(kind)
+        if not rows:
+            return
+        keys = [row_id for row_id, _, _ in rows]
+        final = {row_id: (scope, vector) for row_id, scope, vector in rows}  # a key's last write
         with connection.cursor() as cursor:
-            cursor.execute(f"DELETE FROM vec_{kind} WHERE rowid = %s", [row_id])
-            cursor.execute(
+            cursor.executemany(f"DELETE FROM vec_{kind} WHERE rowid = %s", [[k] for k in final])
+            cursor.executemany(
                 f"INSERT INTO vec_{kind}(rowid, scope, embedding) VALUES (%s, %s, %s)",
-                [row_id, scope, to_blob(vector)],
+                [[row_id, scope, to_blob(vector)] for row_id, (scope, vector) in final.items()],
             )
             # A row at or below the highest one written is a rewrite or a backfill, which the
-            # copies of the table (vec_mirror) in every process must read again.
+            # copies of the table (vec_mirror) in every process must read again. A key at or
+            # below one written earlier in the batch is one for sure; a key above all of those
+            # is one when the table's top was already at or above it.
+            below, record, highest = 0, [], None
+            for key in keys:
+                if highest is not None and key <= highest:
+                    below += 1
+                else:
+                    record.append(key)
+                    highest = key
+            checks = "".join(" + (%s <= top)" for _ in record)
             cursor.execute(
-                "UPDATE vec_generation SET rewrites = rewrites + (%s <= top), "
+                f"UPDATE vec_generation SET rewrites = rewrites + %s{checks}, "
                 "top = max(top, %s) WHERE kind = %s",
-                [row_id, row_id, kind],
+                [below, *record, max(keys), kind],
             )
 
     def delete(self, kind: str, row_id: int) -> None:

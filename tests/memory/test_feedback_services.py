@@ -193,3 +193,39 @@ def test_it_refuses_a_replacement_that_an_earlier_entry_of_the_same_record_retir
     assert data["rejected"] == [{"target_id": memory_id, "reason": "replacement_not_current"}]
     assert Memory.objects.get(pk=int(other_id[4:])).status == "stale"
     assert Memory.objects.get(pk=int(memory_id[4:])).status == "active"
+
+
+def test_it_refuses_a_replacement_that_an_earlier_record_of_the_same_call_retires():
+    first, second, (memory_id, other_id) = _shown_twice()
+    stale = {"assessment": "stale", "reason": "changed in v2"}
+    data = feedback_submit(
+        data=FeedbackIn(
+            items=[
+                {
+                    "retrieval_id": first,
+                    "memory_feedback": [
+                        {"memory_id": other_id, **stale, "stale_reason": "outdated"}
+                    ],
+                },
+                {
+                    "retrieval_id": second,
+                    "memory_feedback": [
+                        {
+                            "memory_id": memory_id,
+                            **stale,
+                            "stale_reason": "superseded",
+                            "replacement_memory_id": other_id,
+                        }
+                    ],
+                },
+            ]
+        ),
+        now=timezone.now(),
+    )
+    first_reply, second_reply = (item["data"] for item in data["results"])
+    assert first_reply["applied"]["marked_stale"] == 1
+    assert second_reply["rejected"] == [
+        {"target_id": memory_id, "reason": "replacement_not_current"}
+    ]
+    assert Memory.objects.get(pk=int(other_id[4:])).status == "stale"
+    assert Memory.objects.get(pk=int(memory_id[4:])).status == "active"
