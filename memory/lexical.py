@@ -99,6 +99,26 @@ def search(kind: str, text: str, scopes: list[str], limit: int) -> list[tuple[in
         return [(int(row_id), float(score)) for row_id, score in cursor]
 
 
+def rows_with_term(kind: str, term: str, scopes: list[str], limit: int) -> list[int]:
+    """Ids of up to `limit` rows holding the token `term` (stemmed as the index stems), in
+    no particular order: the postings a session-level score sums (retrieval/sessions.py)."""
+    _check(kind)
+    if not scopes or not term:
+        return []
+    if _postgres():
+        sql = (
+            f"SELECT row_id FROM lex_{kind} WHERE tsv @@ to_tsquery('english', %s) "
+            "AND scope = ANY(%s) LIMIT %s"
+        )
+        params: list[object] = [term, list(scopes), limit]
+    else:
+        sql = f"SELECT rowid FROM fts_{kind} WHERE fts_{kind} MATCH %s LIMIT %s"
+        params = [_within(f'"{term}"', scopes), limit]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [int(row_id) for (row_id,) in cursor]
+
+
 def document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> dict[str, int]:
     """Document frequency of each term in one round trip per 200 terms."""
     _check(kind)

@@ -38,6 +38,7 @@ from memory.retrieval.policy import RankingPolicy, active
 from memory.retrieval.scope_facts import scope_facts
 from memory.retrieval.scored import Cue, Scored
 from memory.retrieval.scoring import coverage, facet_terms, idf
+from memory.retrieval.sessions import session_matches
 from memory.retrieval.temporal import parse_window, temporal_bonus
 from memory.text import stems, tokens
 
@@ -241,8 +242,10 @@ def _memory_items(
 def _rank_memories(
     cue: Cue, policy: RankingPolicy, now: datetime, with_context: bool
 ) -> tuple[list[Scored[MemoryRow]], bool]:
-    pools = _gather(cue, "memory", searchable_scopes(cue.scope), policy)
+    scopes = searchable_scopes(cue.scope)
+    pools = _gather(cue, "memory", scopes, policy)
     ids = set().union(*(p.ids for p in pools)) if pools else set()
+    ids |= _session_turns(cue, scopes, policy)
     items = _memory_items(cue, pools, load_memories(ids), now, policy)
     if with_context:
         items = add_context(
@@ -254,6 +257,21 @@ def _rank_memories(
     floor = max((max(len(p.dense), len(p.lexical)) for p in pools), default=0)
     capped = any(p.capped for p in pools) and len(admitted) >= floor
     return admitted, capped
+
+
+def _session_turns(cue: Cue, scopes: list[str], policy: RankingPolicy) -> set[int]:
+    """Score whole sessions against the cue (sessions.py): their strength goes on the cue, their
+    best turns join the candidates."""
+    if not policy.sessions.evidence_weight:
+        return set()
+    found = session_matches(
+        cue=" ".join(cue.facets),
+        scopes=scopes,
+        eligible=scope_facts(cue.scope).eligible,
+        rule=policy.sessions,
+    )
+    cue.session_strength = found.strength
+    return found.turn_ids()
 
 
 def _admitted(item: Scored[MemoryRow], cue: Cue, policy: RankingPolicy, floor: float) -> bool:

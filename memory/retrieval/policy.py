@@ -126,6 +126,28 @@ class Updates:
 
 
 @dataclass(frozen=True)
+class Sessions:
+    """Issue 24: a long history answers with sessions.
+
+    Session-level evidence (sessions.py): each recorded session scored as one BM25 document
+    (k1, b) over the cue's terms found in at most max_df_share of the items (any term in a small
+    scope: min_postings); the best `sessions` bring their best `turns` turns into the candidates
+    and lend evidence_weight × strength (1.0 for the best session) to their best `turns`
+    candidates. Spread: once a session has an item placed, each later item of that session
+    ranks spread_weight lower per item placed, so a multi-session question's other sessions
+    move up."""
+
+    evidence_weight: float = 0.0
+    sessions: int = 10
+    turns: int = 2
+    max_df_share: float = 0.05
+    min_postings: int = 200
+    k1: float = 1.2
+    b: float = 0.75
+    spread_weight: float = 0.0
+
+
+@dataclass(frozen=True)
 class Ordering:
     duplicate_cosine: float = 0.97  # spec §7.5.3: a near-copy of a higher item is dropped
 
@@ -170,6 +192,7 @@ class RankingPolicy:
     recall: Recall = field(default_factory=Recall)
     speakers: Speakers = field(default_factory=Speakers)
     updates: Updates = field(default_factory=Updates)
+    sessions: Sessions = field(default_factory=Sessions)
     ordering: Ordering = field(default_factory=Ordering)
     associations: Associations = field(default_factory=Associations)
     procedures: Procedures = field(default_factory=Procedures)

@@ -144,6 +144,45 @@ def newer(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
     return out
 
 
+def session_evidence(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """A session that matches the cue as a whole lends its strength to its best turns (by
+    topical), so it is found even when no single turn matches well (sessions.py)."""
+    rule = policy.sessions
+    out = [0.0] * len(items)
+    if not rule.evidence_weight or not cue.session_strength:
+        return out
+    members: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        if it.obj.session_id in cue.session_strength:
+            members.setdefault(it.obj.session_id, []).append(i)
+    for session_id, found in members.items():
+        found.sort(key=lambda i: -items[i].topical)
+        for i in found[: rule.turns]:
+            out[i] = rule.evidence_weight * cue.session_strength[session_id]
+    return out
+
+
+def spread(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """Placed greedily by score, each item ranks `spread_weight` lower per item of its session
+    already placed: the next places favour other sessions that also match. The penalties only
+    grow as items are placed, so the adjusted scores keep the greedy order."""
+    weight = policy.sessions.spread_weight
+    out = [0.0] * len(items)
+    if not weight:
+        return out
+    left = sorted(range(len(items)), key=lambda i: (-items[i].score, items[i].obj.pk))
+    placed: dict[str | None, int] = {}
+    while left:
+        adjusted = [items[i].score - weight * placed.get(items[i].obj.session_id, 0) for i in left]
+        at = int(np.argmax(adjusted))  # the first of equals: score order breaks ties
+        pick = left.pop(at)
+        out[pick] = adjusted[at] - items[pick].score
+        if items[pick].obj.session_id is not None:
+            key = items[pick].obj.session_id
+            placed[key] = placed.get(key, 0) + 1
+    return out
+
+
 @dataclass(frozen=True)
 class Signal:
     name: str
@@ -160,6 +199,8 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("said", said),
     Signal("session", session, recall_only=True, after_admission=True),
     Signal("newer", newer, after_admission=True),
+    Signal("session_evidence", session_evidence),
+    Signal("spread", spread, after_admission=True),
 )
 
 
@@ -190,6 +231,8 @@ MEANINGS: dict[str, str] = {
     "said": "a line said by a speaker the cue names",
     "session": "a turn of a session whose other admitted turns match well",
     "newer": "lifted above an older item saying nearly the same thing (a knowledge update)",
+    "session_evidence": "its session matches the cue as a whole (BM25 over the session's turns)",
+    "spread": "lowered per item of its session already placed above it (favours other sessions)",
     "lead": "a named speaker's own account moved to the top",
     "placed": "lowered to sit below the item ordered above it",
     "feedback": "procedures: what accepted feedback said (helped raises, harmed lowers)",
