@@ -106,7 +106,9 @@ def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: Ran
     words = frozenset(tokens(cue))
     named = speakers.scope_speakers(scope, facts, policy.speakers) & words
     vectors, rank_vectors = _encode(facets, named, yielding=len(cue) > HEAVY_CUE_CHARS)
+    cap = max(1.0, policy.fusion.discriminative_df_share * facts.eligible)
     return Cue(
+        discriminative=any(0 < df <= cap for df in frequencies.values()),
         scope=scope,
         facets=facets,
         vectors=vectors,
@@ -174,7 +176,13 @@ def score_facets(
         cov = coverage(cue.terms[i], text_stems)
         item.facet_topical.append(signals.topical(cos, cov, policy))
         fused = signals.rrf(pools[i].dense.get(row_id), pools[i].lexical.get(row_id), policy)
-        evidence = signals.FacetEvidence(order[i], cov, fused, salience, time_term)
+        magnitude = signals.magnitude_fusion(
+            pools[i].dense_share.get(row_id, 0.0),
+            pools[i].lexical_share.get(row_id, 0.0),
+            cue.discriminative,
+            policy,
+        )
+        evidence = signals.FacetEvidence(order[i], cov, fused, salience, time_term, magnitude)
         terms = signals.base(evidence, policy)
         total = sum(value for _, value in terms)
         if best is None or total > best[0]:

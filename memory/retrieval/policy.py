@@ -148,6 +148,19 @@ class Sessions:
 
 
 @dataclass(frozen=True)
+class Fusion:
+    """Issue 24: magnitude-aware fusion beside rank-only RRF: weight × (share × dense score over
+    the pool's best + (1 − share) × BM25 over the pool's best). The dense share rises to
+    blind_dense_share when the cue shares no discriminative term with the store (no cue term
+    found in 1..discriminative_df_share of the items)."""
+
+    weight: float = 0.0
+    dense_share: float = 0.5
+    blind_dense_share: float = 0.9
+    discriminative_df_share: float = 0.05
+
+
+@dataclass(frozen=True)
 class Ordering:
     duplicate_cosine: float = 0.97  # spec §7.5.3: a near-copy of a higher item is dropped
 
@@ -193,6 +206,7 @@ class RankingPolicy:
     speakers: Speakers = field(default_factory=Speakers)
     updates: Updates = field(default_factory=Updates)
     sessions: Sessions = field(default_factory=Sessions)
+    fusion: Fusion = field(default_factory=Fusion)
     ordering: Ordering = field(default_factory=Ordering)
     associations: Associations = field(default_factory=Associations)
     procedures: Procedures = field(default_factory=Procedures)

@@ -34,6 +34,7 @@ class FacetEvidence:
     rrf: float
     salience: float
     temporal: float  # in/out of the cue's window, or recency when the cue names no time
+    fusion: float = 0.0  # magnitude fusion of the channels' scores (magnitude_fusion)
 
 
 def topical(cos: float, cov: float, policy: RankingPolicy) -> float:
@@ -47,6 +48,16 @@ def rrf(dense_rank: int | None, lexical_rank: int | None, policy: RankingPolicy)
     k = policy.terms.rrf_k
     total = sum(1 / (k + r) for r in (dense_rank, lexical_rank) if r is not None)
     return total / (2 / (k + 1))
+
+
+def magnitude_fusion(
+    dense: float, lexical: float, discriminative: bool, policy: RankingPolicy
+) -> float:
+    """Normalised dense and lexical scores mixed by magnitude, not rank: the dense share rises
+    when the cue shares no discriminative term with the store (lexical ranks are then noise)."""
+    rule = policy.fusion
+    share = rule.dense_share if discriminative else rule.blind_dense_share
+    return share * dense + (1 - share) * lexical
 
 
 def salience_prior(salience: float) -> float:
@@ -64,6 +75,7 @@ TERMS: tuple[tuple[str, Term], ...] = (
     ("topical", lambda e, p: topical(e.cos, e.coverage, p)),
     ("coverage", lambda e, p: p.terms.coverage_weight * e.coverage),
     ("rrf", lambda e, p: p.terms.rrf_weight * e.rrf),
+    ("fusion", lambda e, p: p.fusion.weight * e.fusion),
     ("salience", lambda e, p: p.terms.salience_weight * salience_prior(e.salience)),
     ("temporal", lambda e, p: e.temporal),
 )
@@ -222,6 +234,8 @@ MEANINGS: dict[str, str] = {
     "topical": "absolute relevance: max(cos, ½·cos + ½·coverage), what the floor reads",
     "coverage": "share of the cue's query terms (idf-weighted) the item contains",
     "rrf": "reciprocal-rank fusion of its dense and lexical ranks (1.0 = first in both)",
+    "fusion": "its dense and BM25 scores over each channel's best, mixed (dense-heavy when the "
+    "cue shares no rare term with the store)",
     "salience": "prior from the item's salience, shaped by past feedback",
     "temporal": "inside (+) or outside (−) the cue's time window, or recency without one",
     "scope": "a contextual (stage 2) memory from another scope ranks at 0.70",
