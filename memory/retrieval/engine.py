@@ -38,7 +38,7 @@ from memory.retrieval.policy import RankingPolicy, active
 from memory.retrieval.scope_facts import scope_facts
 from memory.retrieval.scored import Cue, Scored
 from memory.retrieval.scoring import coverage, facet_terms, idf
-from memory.retrieval.sessions import session_matches
+from memory.retrieval.sessions import session_admits, session_matches
 from memory.retrieval.temporal import parse_window, temporal_bonus
 from memory.text import stems, tokens
 
@@ -289,7 +289,7 @@ def _admitted(item: Scored[MemoryRow], cue: Cue, policy: RankingPolicy, floor: f
     needed = floor
     if item.obj.scope != cue.scope:
         needed = max(needed, admission.cross_scope_topical)
-    return max(item.topical, lent) >= needed
+    return max(item.topical, lent) >= needed or session_admits(item, cue, policy.sessions)
 
 
 def _rank_procedures(cue: Cue, policy: RankingPolicy, now: datetime) -> list[Scored[Procedure]]:

@@ -145,6 +145,9 @@ class Sessions:
     k1: float = 1.2
     b: float = 0.75
     spread_weight: float = 0.0
+    # A lent turn of a matching session is admitted from this topical on, under the floor
+    # (1.0: never; the floor alone admits).
+    admit_min_topical: float = 1.0
 
 
 @dataclass(frozen=True)

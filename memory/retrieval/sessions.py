@@ -19,7 +19,9 @@ from django.db import connection
 
 from memory import lexical
 from memory.models import Memory
+from memory.retrieval.candidates import MemoryRow
 from memory.retrieval.policy import Sessions
+from memory.retrieval.scored import Cue, Scored
 from memory.retrieval.scoring import idf
 from memory.text import tokens
 
@@ -117,3 +119,11 @@ def session_matches(
         strength={s: score[s] / top for s in best if math.isfinite(score[s])},
         turns={s: sorted(members[s], key=lambda pk: (-weight[pk], pk))[: rule.turns] for s in best},
     )
+
+
+def session_admits(item: Scored[MemoryRow], cue: Cue, rule: Sessions) -> bool:
+    """A turn a matching session lent its strength to is admitted from `admit_min_topical`, in
+    its own scope only: the session, not the turn alone, carries the match."""
+    if item.obj.scope != cue.scope or item.topical < rule.admit_min_topical:
+        return False
+    return any(name == "session_evidence" for name, _ in item.signals)
