@@ -38,7 +38,7 @@ from memory.retrieval.policy import RankingPolicy, active
 from memory.retrieval.scope_facts import scope_facts
 from memory.retrieval.scored import Cue, Scored
 from memory.retrieval.scoring import coverage, facet_terms, idf
-from memory.retrieval.sessions import session_admits, session_matches
+from memory.retrieval.sessions import remembered_sessions, session_admits, session_matches
 from memory.retrieval.temporal import parse_window, temporal_bonus
 from memory.text import stems, tokens
 
@@ -254,6 +254,8 @@ def _rank_memories(
     pools = _gather(cue, "memory", scopes, policy)
     ids = set().union(*(p.ids for p in pools)) if pools else set()
     ids |= _session_turns(cue, scopes, policy)
+    if policy.sessions.spread_weight:
+        cue.long_history = remembered_sessions(cue.scope) >= policy.sessions.spread_min_sessions
     items = _memory_items(cue, pools, load_memories(ids), now, policy)
     if with_context:
         items = add_context(

@@ -38,6 +38,7 @@ class Cue:
     session_strength: dict[str, float] = field(default_factory=dict)
     # Some cue term is found in few enough items to tell them apart (magnitude fusion).
     discriminative: bool = True
+    long_history: bool = False  # the scope holds enough sessions to spread over (sessions.py)
 
 
 @dataclass

@@ -175,12 +175,13 @@ def session_evidence(items: Items, cue: Cue, policy: RankingPolicy) -> list[floa
 
 
 def spread(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
-    """Placed greedily by score, each item ranks `spread_weight` lower per item of its session
-    already placed: the next places favour other sessions that also match. The penalties only
-    grow as items are placed, so the adjusted scores keep the greedy order."""
+    """In a long history, placed greedily by score, each item ranks `spread_weight` lower per
+    item of its session already placed: the next places favour other sessions that also
+    match. The penalties only grow as items are placed, so the adjusted scores keep the greedy
+    order."""
     weight = policy.sessions.spread_weight
     out = [0.0] * len(items)
-    if not weight:
+    if not weight or not cue.long_history:
         return out
     left = sorted(range(len(items)), key=lambda i: (-items[i].score, items[i].obj.pk))
     placed: dict[str | None, int] = {}
