@@ -87,5 +87,8 @@ def test_the_next_places_favour_other_sessions_that_also_match():
     cue = "Which marathons have I run or signed up for?"
     off = _ranked(cue, _with(spread_weight=0.0))
     assert off[:4] == [*first, second]
-    on = _ranked(cue, _with(spread_weight=0.4))
+    on = _ranked(cue, _with(spread_weight=0.4, spread_min_sessions=0))
     assert on[:3] == [first[0], second, first[1]]
+    # Spread reads the scope's shape: seven sessions are no long history.
+    assert _ranked(cue, _with(spread_weight=0.4, spread_min_sessions=8)) == off
+    assert _ranked(cue, _with(spread_weight=0.4, spread_min_sessions=7))[:3] == on[:3]
