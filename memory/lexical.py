@@ -105,17 +105,18 @@ def rows_with_term(kind: str, term: str, scopes: list[str], limit: int) -> list[
     _check(kind)
     if not scopes or not term:
         return []
-    if _postgres():
-        sql = (
-            f"SELECT row_id FROM lex_{kind} WHERE tsv @@ to_tsquery('english', %s) "
-            "AND scope = ANY(%s) LIMIT %s"
-        )
-        params: list[object] = [term, list(scopes), limit]
-    else:
-        sql = f"SELECT rowid FROM fts_{kind} WHERE fts_{kind} MATCH %s LIMIT %s"
-        params = [_within(f'"{term}"', scopes), limit]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        if _postgres():
+            cursor.execute(
+                f"SELECT row_id FROM lex_{kind} WHERE tsv @@ to_tsquery('english', %s) "
+                "AND scope = ANY(%s) LIMIT %s",
+                [term, list(scopes), limit],
+            )
+        else:
+            cursor.execute(
+                f"SELECT rowid FROM fts_{kind} WHERE fts_{kind} MATCH %s LIMIT %s",
+                [_within(f'"{term}"', scopes), limit],
+            )
         return [int(row_id) for (row_id,) in cursor]
 
 
