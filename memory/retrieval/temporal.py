@@ -34,7 +34,7 @@ _AGO = re.compile(
 )
 _RELATIVE = re.compile(r"\b(this|last|past|previous)\s+(week|month|year)\b")
 WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
-_WEEKDAY = re.compile(r"\b(?:last|past|previous|on)\s+(" + "|".join(WEEKDAYS) + r")\b")
+_WEEKDAY = re.compile(r"\b(?:last|past|previous)\s+(" + "|".join(WEEKDAYS) + r")\b")
 # Northern-hemisphere meteorological seasons: first month, and months spanned.
 SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _SEASON = re.compile(r"\b(this|last|past|previous)\s+(spring|summer|autumn|fall|winter)\b")

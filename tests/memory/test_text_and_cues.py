@@ -89,6 +89,7 @@ def test_it_reads_weekdays_seasons_and_a_few_weeks_against_the_cue_time():
     assert winter.contains(datetime(2026, 1, 15, tzinfo=UTC))
     assert not winter.contains(datetime(2026, 12, 15, tzinfo=UTC))
     assert parse_window("this summer", NOW).contains(datetime(2026, 7, 1, tzinfo=UTC))
+    assert parse_window("deploys are frozen on Friday", NOW) is None  # a habit, not a date
     few = parse_window("videos watched in the past few weeks", NOW)
     assert few.contains(NOW - timedelta(days=20)) and not few.contains(NOW - timedelta(days=40))
 
