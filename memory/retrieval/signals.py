@@ -11,6 +11,7 @@ where it belongs, and add a test that fails without it (tests/memory/test_retrie
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -183,16 +184,22 @@ def spread(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
     out = [0.0] * len(items)
     if not weight or not cue.long_history:
         return out
-    left = sorted(range(len(items)), key=lambda i: (-items[i].score, items[i].obj.pk))
-    placed: dict[str | None, int] = {}
-    while left:
-        adjusted = [items[i].score - weight * placed.get(items[i].obj.session_id, 0) for i in left]
-        at = int(np.argmax(adjusted))  # the first of equals: score order breaks ties
-        pick = left.pop(at)
-        out[pick] = adjusted[at] - items[pick].score
-        if items[pick].obj.session_id is not None:
-            key = items[pick].obj.session_id
-            placed[key] = placed.get(key, 0) + 1
+    order = sorted(range(len(items)), key=lambda i: (-items[i].score, items[i].obj.pk))
+    # A lazy heap: an entry popped with a stale count of its session is pushed back with the
+    # penalty it has now; ties go to the higher raw score, as in a plain greedy pass.
+    heap = [(-items[i].score, at, i, 0) for at, i in enumerate(order)]
+    heapq.heapify(heap)
+    placed: dict[str, int] = {}
+    while heap:
+        _, at, i, seen = heapq.heappop(heap)
+        session_id = items[i].obj.session_id
+        count = placed.get(session_id, 0) if session_id is not None else 0
+        if count != seen:
+            heapq.heappush(heap, (-(items[i].score - weight * count), at, i, count))
+            continue
+        out[i] = -weight * count
+        if session_id is not None:
+            placed[session_id] = count + 1
     return out
 
 
