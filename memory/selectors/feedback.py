@@ -56,3 +56,4 @@ def procedure_track_record(*, procedure_id: str) -> dict[str, Any]:
     used = [row.effect for row in latest_procedure_feedback(procedure_id) if row.use == "used"]
     counts = {key: used.count(key) for key in TRACK_EFFECTS}
     return {**counts, "harm_dominates": counts["harmed"] > counts["helped"]}
+
