@@ -92,3 +92,27 @@ def test_the_next_places_favour_other_sessions_that_also_match():
     # Spread reads the scope's shape: seven sessions are no long history.
     assert _ranked(cue, _with(spread_weight=0.4, spread_min_sessions=8)) == off
     assert _ranked(cue, _with(spread_weight=0.4, spread_min_sessions=7))[:3] == on[:3]
+
+
+def test_magnitude_fusion_leans_on_the_dense_channel_when_no_cue_term_is_rare_here():
+    # No cue word occurs in the store: the dense share rises to blind_dense_share, so the best
+    # dense match's fusion term is weight × blind share; with a cue word found once (rare),
+    # the share is the even one.
+    _filler()
+    (puppy,) = _session("We brought home a small corgi puppy on Sunday.")
+    policy = replace(DEFAULT_POLICY, fusion=replace(DEFAULT_POLICY.fusion, weight=0.5))
+    rule = policy.fusion
+
+    def fusion_of(cue: str) -> tuple[bool, float]:
+        ranking = rank(scope=SCOPE, cue=cue, kind="recall", now=timezone.now(), policy=policy)
+        top = next(it for it in ranking.memories if it.obj.pk == puppy)
+        return ranking.cue.discriminative, dict(top.signals)["fusion"]
+
+    blind, value = fusion_of("Which young dog did our family adopt?")
+    assert not blind and value == pytest.approx(rule.weight * rule.blind_dense_share, abs=0.01)
+    rare, value = fusion_of("Which corgi did our family adopt?")
+    assert rare and value > rule.weight * rule.dense_share  # dense best, lexical share too
+    off = rank(
+        scope=SCOPE, cue="Which corgi did our family adopt?", kind="recall", now=timezone.now()
+    )
+    assert all("fusion" not in dict(it.signals) for it in off.memories)
