@@ -24,6 +24,7 @@ __all__ = [
     "index",
     "index_many",
     "remove",
+    "rows_with_term",
     "scope_key",
     "search",
 ]
@@ -41,6 +42,10 @@ class LexicalIndex(Protocol):
     def search(
         self, kind: str, text: str, scopes: list[str], limit: int
     ) -> list[tuple[int, float]]: ...
+
+    def rows_with_term(self, kind: str, term: str, scopes: list[str], limit: int) -> list[int]:
+        """Ids of up to `limit` rows holding the token `term` (stemmed as the index stems)."""
+        ...
 
     def document_frequencies(
         self, kind: str, terms: list[str], scopes: list[str]
@@ -90,6 +95,15 @@ def search(kind: str, text: str, scopes: list[str], limit: int) -> list[tuple[in
     if not fts_query(text) or not scopes:
         return []
     return get_engine().search(kind, text, scopes, limit)
+
+
+def rows_with_term(kind: str, term: str, scopes: list[str], limit: int) -> list[int]:
+    """Ids of up to `limit` rows holding the token `term` (stemmed as the index stems), in
+    no particular order: the postings a session-level score sums (retrieval/sessions.py)."""
+    check_kind(kind)
+    if not scopes or not term:
+        return []
+    return get_engine().rows_with_term(kind, term, scopes, limit)
 
 
 def document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> dict[str, int]:

@@ -38,6 +38,15 @@ class TsvectorLexical:
             )
             return [(int(row_id), float(score)) for row_id, score in cursor]
 
+    def rows_with_term(self, kind: str, term: str, scopes: list[str], limit: int) -> list[int]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT row_id FROM lex_{kind} WHERE tsv @@ to_tsquery('english', %s) "
+                "AND scope = ANY(%s) LIMIT %s",
+                [term, list(scopes), limit],
+            )
+            return [int(row_id) for (row_id,) in cursor]
+
     def document_frequencies(
         self, kind: str, terms: list[str], scopes: list[str]
     ) -> dict[str, int]:

@@ -47,6 +47,14 @@ class Fts5Lexical:
             )
             return [(int(row_id), float(score)) for row_id, score in cursor]
 
+    def rows_with_term(self, kind: str, term: str, scopes: list[str], limit: int) -> list[int]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT rowid FROM fts_{kind} WHERE fts_{kind} MATCH %s LIMIT %s",
+                [_within(f'"{term}"', scopes), limit],
+            )
+            return [int(row_id) for (row_id,) in cursor]
+
     def document_frequencies(
         self, kind: str, terms: list[str], scopes: list[str]
     ) -> dict[str, int]:

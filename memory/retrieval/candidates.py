@@ -29,6 +29,9 @@ class Pool:
     # Memories the cue found once its speaker names were left out: scored and admitted like the
     # others, but with no channel rank to fuse.
     related: set[int] = field(default_factory=set)
+    # Each channel's own score of what it returned, over its best (magnitude fusion, 0..1).
+    dense_share: dict[int, float] = field(default_factory=dict)
+    lexical_share: dict[int, float] = field(default_factory=dict)
 
     @property
     def ids(self) -> set[int]:
@@ -179,7 +182,17 @@ def pool_for(
         dense={row_id: rank for rank, (row_id, _) in enumerate(nearest, start=1)},
         lexical={row_id: rank for rank, (row_id, _) in enumerate(lexical_hits, start=1)},
         capped=len(nearest) >= limit or len(lexical_hits) >= limit,
+        dense_share=_over_best(nearest),
+        lexical_share=_over_best(lexical_hits),
     )
+
+
+def _over_best(hits: list[tuple[int, float]]) -> dict[int, float]:
+    """Each hit's score over the best one's (0 when the best is not positive)."""
+    best = max((score for _, score in hits), default=0.0)
+    if best <= 0:
+        return {row_id: 0.0 for row_id, _ in hits}
+    return {row_id: max(0.0, score / best) for row_id, score in hits}
 
 
 def dense_hits(

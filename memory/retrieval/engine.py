@@ -38,6 +38,7 @@ from memory.retrieval.policy import RankingPolicy, active
 from memory.retrieval.scope_facts import scope_facts
 from memory.retrieval.scored import Cue, Scored
 from memory.retrieval.scoring import coverage, facet_terms, idf
+from memory.retrieval.sessions import remembered_sessions, session_admits, session_matches
 from memory.retrieval.temporal import parse_window, temporal_bonus
 from memory.text import stems, tokens
 
@@ -104,7 +105,9 @@ def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: Ran
     words = frozenset(tokens(cue))
     named = speakers.scope_speakers(scope, facts, policy.speakers) & words
     vectors, rank_vectors = _encode(facets, named, yielding=len(cue) > HEAVY_CUE_CHARS)
+    cap = max(1.0, policy.fusion.discriminative_df_share * facts.eligible)
     return Cue(
+        discriminative=any(0 < df <= cap for df in frequencies.values()),
         scope=scope,
         facets=facets,
         vectors=vectors,
@@ -172,7 +175,13 @@ def score_facets(
         cov = coverage(cue.terms[i], text_stems)
         item.facet_topical.append(signals.topical(cos, cov, policy))
         fused = signals.rrf(pools[i].dense.get(row_id), pools[i].lexical.get(row_id), policy)
-        evidence = signals.FacetEvidence(order[i], cov, fused, salience, time_term)
+        magnitude = signals.magnitude_fusion(
+            pools[i].dense_share.get(row_id, 0.0),
+            pools[i].lexical_share.get(row_id, 0.0),
+            cue.discriminative,
+            policy,
+        )
+        evidence = signals.FacetEvidence(order[i], cov, fused, salience, time_term, magnitude)
         terms = signals.base(evidence, policy)
         total = sum(value for _, value in terms)
         if best is None or total > best[0]:
@@ -240,8 +249,12 @@ def _memory_items(
 def _rank_memories(
     cue: Cue, policy: RankingPolicy, now: datetime, with_context: bool
 ) -> tuple[list[Scored[MemoryRow]], bool]:
-    pools = _gather(cue, "memory", searchable_scopes(cue.scope), policy)
+    scopes = searchable_scopes(cue.scope)
+    pools = _gather(cue, "memory", scopes, policy)
     ids = set().union(*(p.ids for p in pools)) if pools else set()
+    ids |= _session_turns(cue, scopes, policy)
+    if policy.sessions.spread_weight:
+        cue.long_history = remembered_sessions(cue.scope) >= policy.sessions.spread_min_sessions
     items = _memory_items(cue, pools, load_memories(ids), now, policy)
     if with_context:
         items = add_context(
@@ -255,6 +268,21 @@ def _rank_memories(
     return admitted, capped
 
 
+def _session_turns(cue: Cue, scopes: list[str], policy: RankingPolicy) -> set[int]:
+    """Score whole sessions against the cue (sessions.py): their strength goes on the cue, their
+    best turns join the candidates."""
+    if not policy.sessions.evidence_weight:
+        return set()
+    found = session_matches(
+        cue=" ".join(cue.facets),
+        scopes=scopes,
+        eligible=scope_facts(cue.scope).eligible,
+        rule=policy.sessions,
+    )
+    cue.session_strength = found.strength
+    return found.turn_ids()
+
+
 def _admitted(item: Scored[MemoryRow], cue: Cue, policy: RankingPolicy, floor: float) -> bool:
     """Spec §7.5.1 and §7.1.3; a neighbour of a strong match may be lent a share of it."""
     recall, admission = policy.recall, policy.admission
@@ -262,7 +290,7 @@ def _admitted(item: Scored[MemoryRow], cue: Cue, policy: RankingPolicy, floor: f
     needed = floor
     if item.obj.scope != cue.scope:
         needed = max(needed, admission.cross_scope_topical)
-    return max(item.topical, lent) >= needed
+    return max(item.topical, lent) >= needed or session_admits(item, cue, policy.sessions)
 
 
 def _rank_procedures(cue: Cue, policy: RankingPolicy, now: datetime) -> list[Scored[Procedure]]:

@@ -34,6 +34,11 @@ class Cue:
     rank_vectors: np.ndarray | None = None
     named: frozenset[str] = frozenset()  # speakers of the scope the cue names
     imported: bool = False  # the scope holds an imported history (its turns rank as history)
+    # Session id -> how well the session as a whole matches (1.0 = best; sessions.py).
+    session_strength: dict[str, float] = field(default_factory=dict)
+    # Some cue term is found in few enough items to tell them apart (magnitude fusion).
+    discriminative: bool = True
+    long_history: bool = False  # the scope holds enough sessions to spread over (sessions.py)
 
 
 @dataclass

@@ -11,6 +11,7 @@ where it belongs, and add a test that fails without it (tests/memory/test_retrie
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ class FacetEvidence:
     rrf: float
     salience: float
     temporal: float  # in/out of the cue's window, or recency when the cue names no time
+    fusion: float = 0.0  # magnitude fusion of the channels' scores (magnitude_fusion)
 
 
 def topical(cos: float, cov: float, policy: RankingPolicy) -> float:
@@ -47,6 +49,16 @@ def rrf(dense_rank: int | None, lexical_rank: int | None, policy: RankingPolicy)
     k = policy.terms.rrf_k
     total = sum(1 / (k + r) for r in (dense_rank, lexical_rank) if r is not None)
     return total / (2 / (k + 1))
+
+
+def magnitude_fusion(
+    dense: float, lexical: float, discriminative: bool, policy: RankingPolicy
+) -> float:
+    """Normalised dense and lexical scores mixed by magnitude, not rank: the dense share rises
+    when the cue shares no discriminative term with the store (lexical ranks are then noise)."""
+    rule = policy.fusion
+    share = rule.dense_share if discriminative else rule.blind_dense_share
+    return share * dense + (1 - share) * lexical
 
 
 def salience_prior(salience: float) -> float:
@@ -64,6 +76,7 @@ TERMS: tuple[tuple[str, Term], ...] = (
     ("topical", lambda e, p: topical(e.cos, e.coverage, p)),
     ("coverage", lambda e, p: p.terms.coverage_weight * e.coverage),
     ("rrf", lambda e, p: p.terms.rrf_weight * e.rrf),
+    ("fusion", lambda e, p: p.fusion.weight * e.fusion),
     ("salience", lambda e, p: p.terms.salience_weight * salience_prior(e.salience)),
     ("temporal", lambda e, p: e.temporal),
 )
@@ -144,6 +157,52 @@ def newer(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
     return out
 
 
+def session_evidence(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """A session that matches the cue as a whole lends its strength to its best turns (by
+    topical), so it is found even when no single turn matches well (sessions.py)."""
+    rule = policy.sessions
+    out = [0.0] * len(items)
+    if not rule.evidence_weight or not cue.session_strength:
+        return out
+    members: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        if it.obj.session_id in cue.session_strength:
+            members.setdefault(it.obj.session_id, []).append(i)
+    for session_id, found in members.items():
+        found.sort(key=lambda i: -items[i].topical)
+        for i in found[: rule.turns]:
+            out[i] = rule.evidence_weight * cue.session_strength[session_id]
+    return out
+
+
+def spread(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """In a long history, placed greedily by score, each item ranks `spread_weight` lower per
+    item of its session already placed: the next places favour other sessions that also
+    match. The penalties only grow as items are placed, so the adjusted scores keep the greedy
+    order."""
+    weight = policy.sessions.spread_weight
+    out = [0.0] * len(items)
+    if not weight or not cue.long_history:
+        return out
+    order = sorted(range(len(items)), key=lambda i: (-items[i].score, items[i].obj.pk))
+    # A lazy heap: an entry popped with a stale count of its session is pushed back with the
+    # penalty it has now; ties go to the higher raw score, as in a plain greedy pass.
+    heap = [(-items[i].score, at, i, 0) for at, i in enumerate(order)]
+    heapq.heapify(heap)
+    placed: dict[str, int] = {}
+    while heap:
+        _, at, i, seen = heapq.heappop(heap)
+        session_id = items[i].obj.session_id
+        count = placed.get(session_id, 0) if session_id is not None else 0
+        if count != seen:
+            heapq.heappush(heap, (-(items[i].score - weight * count), at, i, count))
+            continue
+        out[i] = -weight * count
+        if session_id is not None:
+            placed[session_id] = count + 1
+    return out
+
+
 @dataclass(frozen=True)
 class Signal:
     name: str
@@ -160,6 +219,8 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("said", said),
     Signal("session", session, recall_only=True, after_admission=True),
     Signal("newer", newer, after_admission=True),
+    Signal("session_evidence", session_evidence),
+    Signal("spread", spread, after_admission=True),
 )
 
 
@@ -181,6 +242,8 @@ MEANINGS: dict[str, str] = {
     "topical": "absolute relevance: max(cos, ½·cos + ½·coverage), what the floor reads",
     "coverage": "share of the cue's query terms (idf-weighted) the item contains",
     "rrf": "reciprocal-rank fusion of its dense and lexical ranks (1.0 = first in both)",
+    "fusion": "its dense and BM25 scores over each channel's best, mixed (dense-heavy when the "
+    "cue shares no rare term with the store)",
     "salience": "prior from the item's salience, shaped by past feedback",
     "temporal": "inside (+) or outside (−) the cue's time window, or recency without one",
     "scope": "a contextual (stage 2) memory from another scope ranks at 0.70",
@@ -190,6 +253,8 @@ MEANINGS: dict[str, str] = {
     "said": "a line said by a speaker the cue names",
     "session": "a turn of a session whose other admitted turns match well",
     "newer": "lifted above an older item saying nearly the same thing (a knowledge update)",
+    "session_evidence": "its session matches the cue as a whole (BM25 over the session's turns)",
+    "spread": "lowered per item of its session already placed above it (favours other sessions)",
     "lead": "a named speaker's own account moved to the top",
     "placed": "lowered to sit below the item ordered above it",
     "feedback": "procedures: what accepted feedback said (helped raises, harmed lowers)",

@@ -33,6 +33,12 @@ _AGO = re.compile(
     r"(day|week|month|year)s?\s+ago\b"
 )
 _RELATIVE = re.compile(r"\b(this|last|past|previous)\s+(week|month|year)\b")
+WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_WEEKDAY = re.compile(r"\b(?:last|past|previous)\s+(" + "|".join(WEEKDAYS) + r")\b")
+# Northern-hemisphere meteorological seasons: first month, and months spanned.
+SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_SEASON = re.compile(r"\b(this|last|past|previous)\s+(spring|summer|autumn|fall|winter)\b")
+_FEW = re.compile(r"\b(?:past|last)\s+(few|couple of|several)\s+(day|week|month)s\b")
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
 _MONTH = re.compile(r"\b(" + _MONTH_NAMES + r")\b\.?(?:,?\s+(\d{4})\b)?")
@@ -166,7 +172,34 @@ def _relative_cue(lowered: str, now: datetime) -> Window | None:
         return Window(center - half, center + half + timedelta(days=1))
     if match := _RELATIVE.search(lowered):
         return _relative(match.group(1), match.group(2), now, today)
+    return _named_relative(lowered, now, today)
+
+
+def _named_relative(lowered: str, now: datetime, today: datetime) -> Window | None:
+    """ "last Saturday", "last spring", "the past few weeks", read against the cue's time."""
+    if match := _WEEKDAY.search(lowered):
+        back = (today.weekday() - WEEKDAYS[match.group(1)] - 1) % 7 + 1  # 1..7 days before
+        day = today - timedelta(days=back)
+        return Window(day, day + timedelta(days=2))  # told that day or the next
+    if match := _SEASON.search(lowered):
+        return _season(match.group(1) == "this", SEASONS[match.group(2)], now)
+    if match := _FEW.search(lowered):
+        count = {"few": 3, "couple of": 2, "several": 4}[match.group(1)]
+        span = timedelta(days=UNITS[match.group(2)] * (count + 1))
+        return Window(now - span, now + timedelta(seconds=1))
     return None
+
+
+def _season(current: bool, first: int, now: datetime) -> Window:
+    """This year's season (this) or the latest one already over (last)."""
+    year = now.year if first <= now.month or first == 12 else now.year - 1
+    if first == 12 and now.month < 3:
+        year -= 1  # January and February belong to the winter that began last December
+    start = datetime(year, first, 1, tzinfo=UTC)
+    end = datetime(year + (first >= 10), (first + 2) % 12 + 1, 1, tzinfo=UTC)
+    if not current and end > now:
+        start, end = start.replace(year=year - 1), end.replace(year=end.year - 1)
+    return Window(start, end)
 
 
 def _month(lowered: str, now: datetime) -> Window | None:

@@ -194,12 +194,15 @@ def run_longmemeval(
     details: bool = False,
     encode: bl.Encode | None = None,
     log: Log | None = None,
+    pooled: bool = False,
 ) -> dict[str, Any]:
     """Run the benchmark; return (and with ``out``, write) the JSON report.
 
     ``questions``/``limit`` pick among the scored questions (file order). ``store`` keeps the
     ingest in a directory for later runs (store.py); ``policy`` overrides ranking values for the
     questions. ``encode`` feeds the dense/rrf baselines (default: the app's embedder).
+    ``pooled``: every haystack session in one scope, every question asked of that pool
+    (longmemeval_pooled.py); the per-question haystacks otherwise.
     """
     say = log or (lambda message: None)
     methods = _check_methods(baselines, slowave)
@@ -210,6 +213,26 @@ def run_longmemeval(
     config["policy"] = overrides.describe(ranking, policy)
     results: dict[str, list[LmeResult]] = {}
     seconds: dict[str, float] = {}
+    if pooled:
+        # A subset (--question/--limit) pools only its own haystacks: a smaller history to
+        # develop on; the full run pools every question's.
+        return _run_pooled(
+            path,
+            selected if questions or limit is not None else everything,
+            selected,
+            methods,
+            roles,
+            config,
+            slowave=slowave,
+            consolidate=consolidate,
+            store=store,
+            rebuild=rebuild,
+            ranking=ranking,
+            encode=encode,
+            say=say,
+            out=out,
+            details=details,
+        )
     if slowave:
         start = time.perf_counter()
         results["slowave"], config["slowave"] = run_slowave(
@@ -230,12 +253,73 @@ def run_longmemeval(
             encode, name = bl.default_encoder()
         say(f"baselines {', '.join(methods)}: {len(selected)} questions")
         results.update(run_baselines(methods, selected, roles, encode, seconds))
-        config["baselines"] = {
-            "documents": "each indexed turn (≤8,000-char chunks) as is, no date",
-            "bm25": {"tokens": "[a-z0-9]+", "k1": 1.5, "b": 0.75, "idf": "okapi, eps 0.25"},
-            "rrf": {"k": bl.RRF_K, "depth": bl.RRF_DEPTH},
-            "embedder": name,
-        }
+        config["baselines"] = _baseline_config(name)
+    config["methods"] = list(results)
+    return _report(results, seconds, config, roles, out=out, details=details)
+
+
+def _baseline_config(name: str | None) -> dict[str, Any]:
+    return {
+        "documents": "each indexed turn (≤8,000-char chunks) as is, no date",
+        "bm25": {"tokens": "[a-z0-9]+", "k1": 1.5, "b": 0.75, "idf": "okapi, eps 0.25"},
+        "rrf": {"k": bl.RRF_K, "depth": bl.RRF_DEPTH},
+        "embedder": name,
+    }
+
+
+def _run_pooled(
+    path: str,
+    pooled_from: Sequence[Question],
+    selected: Sequence[Question],
+    methods: Sequence[str],
+    roles: str,
+    config: dict[str, Any],
+    *,
+    slowave: bool,
+    consolidate: bool,
+    store: str | None,
+    rebuild: bool,
+    ranking: RankingPolicy,
+    encode: bl.Encode | None,
+    say: Log,
+    out: str | None,
+    details: bool,
+) -> dict[str, Any]:
+    """The pooled variant: one scope holding every session; same report shape."""
+    from slowave_site.bench import longmemeval_pooled as pool
+
+    sessions = pool.pooled_sessions(pooled_from)
+    docs = pool.pooled_documents(sessions, roles)
+    config.update(
+        pooled=True,
+        sessions=len(sessions),
+        turns=len({d.turn.key for d in docs}),
+        documents=len(docs),
+    )
+    results: dict[str, list[LmeResult]] = {}
+    seconds: dict[str, float] = {}
+    if slowave:
+        start = time.perf_counter()
+        results["slowave"], config["slowave"] = pool.run_pooled_slowave(
+            path,
+            selected,
+            sessions,
+            roles=roles,
+            consolidate=consolidate,
+            store=store,
+            rebuild=rebuild,
+            ranking=ranking,
+            log=say,
+        )
+        seconds["slowave"] = time.perf_counter() - start
+        config["embedder"] = config["slowave"]["embedder"]
+    name = None
+    if encode is None and {"dense", "rrf"} & set(methods):
+        encode, name = bl.default_encoder()
+    say(f"baselines {', '.join([*methods, pool.SESSION_BASELINE])}: {len(selected)} questions")
+    results.update(pool.run_pooled_baselines(methods, selected, sessions, roles, encode, seconds))
+    config["baselines"] = _baseline_config(name)
+    config["baselines"][pool.SESSION_BASELINE] = "BM25 (same settings), one document per session"
     config["methods"] = list(results)
     return _report(results, seconds, config, roles, out=out, details=details)
 

@@ -40,6 +40,8 @@ class LmeResult:
     question: Question
     items: list[RankedItem]
     latency_ms: dict[str, list[float]] = field(default_factory=dict)
+    # False when the items are whole sessions (the session-level anchor): no turn figures.
+    turn_level: bool = True
 
     def __post_init__(self) -> None:
         self.items = list(self.items[:MAX_ITEMS])
@@ -68,12 +70,12 @@ def ndcg(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
     return dcg / ideal
 
 
-def question_metrics(result: LmeResult, roles: str) -> dict[str, float]:
+def question_metrics(result: LmeResult, roles: str) -> dict[str, float | None]:
     """Every metric of one question (the caller only scores questions with evidence)."""
     q = result.question
     gold_sessions = set(q.answer_session_ids)
     gold_turns = set(q.evidence_turns(roles))
-    out: dict[str, float] = {}
+    out: dict[str, float | None] = {}
     for k in SESSION_KS:
         found = set(ranked_sessions(result.items, k))
         out[f"session_recall_any@{k}"] = float(bool(found & gold_sessions))
@@ -82,7 +84,8 @@ def question_metrics(result: LmeResult, roles: str) -> dict[str, float]:
         out[f"session_ndcg@{k}"] = ndcg(ranked_sessions(result.items, k), gold_sessions, k)
     for k in TURN_KS:
         turns = {key for item in result.items[:k] for key in item.dia_ids}
-        out[f"turn_recall_all@{k}"] = float(gold_turns <= turns) if gold_turns else 0.0
+        whole = float(gold_turns <= turns) if gold_turns else 0.0
+        out[f"turn_recall_all@{k}"] = whole if result.turn_level else None
     return out
 
 
@@ -112,7 +115,8 @@ def _cut(text: str) -> str:
 def _summary(rows: Sequence[dict[str, Any]], primary: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {"n": len(rows)}
     for name in METRICS:
-        out[name] = sum(r[name] for r in rows) / len(rows) if rows else None
+        values = [r[name] for r in rows]
+        out[name] = sum(values) / len(rows) if rows and None not in values else None
     calls = [ms for r in rows for ms in r["latency_ms"].get(primary or "", [])]
     out["p50_ms"], out["p95_ms"] = percentile(calls, 50), percentile(calls, 95)
     return out

@@ -51,12 +51,12 @@ def remember_haystack_session(scope: str, session: HaystackSession, roles: str) 
     return behind
 
 
-def ingest_question(question: Question, *, roles: str = "user", consolidate: bool = True) -> Behind:
-    """Remember the haystack, then (optionally) one consolidation pass at the time of its last
-    session; memory id -> turn keys, each list deduplicated in order."""
-    scope = scope_for(question)
+def ingest_sessions(
+    scope: str, sessions: Sequence[HaystackSession], *, roles: str, consolidate: bool
+) -> Behind:
+    """Remember ``sessions`` (in date order) into ``scope``, then (optionally) one consolidation
+    pass at the time of the last; memory id -> turn keys, each list deduplicated in order."""
     behind: Behind = defaultdict(list)
-    sessions = question.chronological()
     for session in sessions:
         for memory_id, keys in remember_haystack_session(scope, session, roles).items():
             behind[memory_id].extend(keys)
@@ -70,11 +70,21 @@ def ingest_question(question: Question, *, roles: str = "user", consolidate: boo
     return {memory_id: list(dict.fromkeys(keys)) for memory_id, keys in behind.items()}
 
 
-def ask_question(question: Question, behind: Mapping[str, Sequence[str]]) -> LmeResult:
-    """Activate then recall with the question at its date, following cursors to 10 items."""
+def ingest_question(question: Question, *, roles: str = "user", consolidate: bool = True) -> Behind:
+    """The question's own haystack into its own scope (``ingest_sessions``)."""
+    return ingest_sessions(
+        scope_for(question), question.chronological(), roles=roles, consolidate=consolidate
+    )
+
+
+def ask_question(
+    question: Question, behind: Mapping[str, Sequence[str]], scope: str | None = None
+) -> LmeResult:
+    """Activate then recall with the question at its date, following cursors to 10 items, in
+    ``scope`` (default: the question's own)."""
     items, timings = ask(
         question.question,
-        scope_for(question),
+        scope or scope_for(question),
         behind,
         max_items=MAX_ITEMS,
         now=_stopped(question.question_date),

@@ -75,6 +75,25 @@ def test_it_reads_temporal_cues():
     assert parse_window("deploy the service", NOW) is None
 
 
+def test_it_reads_weekdays_seasons_and_a_few_weeks_against_the_cue_time():
+    # NOW is Monday 30 November 2026.
+    saturday = parse_window("I got a necklace last Saturday from whom?", NOW)
+    assert saturday.contains(datetime(2026, 11, 28, 15, tzinfo=UTC))
+    assert not saturday.contains(datetime(2026, 11, 21, 15, tzinfo=UTC))
+    monday = parse_window("what did I do last Monday", NOW)  # a week back, never today
+    assert monday.contains(datetime(2026, 11, 23, 9, tzinfo=UTC)) and not monday.contains(NOW)
+    spring = parse_window("where did we go last spring?", NOW)
+    assert spring.contains(datetime(2026, 4, 10, tzinfo=UTC))
+    assert not spring.contains(datetime(2026, 6, 10, tzinfo=UTC))
+    winter = parse_window("the trip last winter", NOW)  # the winter of 2025/26, over by March
+    assert winter.contains(datetime(2026, 1, 15, tzinfo=UTC))
+    assert not winter.contains(datetime(2026, 12, 15, tzinfo=UTC))
+    assert parse_window("this summer", NOW).contains(datetime(2026, 7, 1, tzinfo=UTC))
+    assert parse_window("deploys are frozen on Friday", NOW) is None  # a habit, not a date
+    few = parse_window("videos watched in the past few weeks", NOW)
+    assert few.contains(NOW - timedelta(days=20)) and not few.contains(NOW - timedelta(days=40))
+
+
 def test_it_scores_coverage_topical_and_fusion():
     terms = facet_terms("database timeout", {"database": 1.0, "timeout": 3.0})
     assert coverage(terms, {"timeout", "other"}) == 0.75

@@ -63,6 +63,12 @@ class Command(BaseCommand):
             help="only this scored question (repeatable; default: all scored)",
         )
         lme.add_argument("--limit", type=int, help="only the first N scored questions")
+        lme.add_argument(
+            "--pooled",
+            action="store_true",
+            help="every haystack session (deduplicated by id) in ONE scope, as one person's "
+            "history; every question asked of that pool; adds BM25 over whole sessions",
+        )
         scale = sub.add_parser("scale", help="ingest rate and lookup latency at size (spec §13.2)")
         scale.add_argument("--memories", type=int, required=True)
         scale.add_argument("--scopes", type=int, default=10)
@@ -213,6 +219,7 @@ class Command(BaseCommand):
                 roles=options["roles"],
                 questions=options["question"],
                 limit=options["limit"],
+                pooled=options["pooled"],
                 log=log,
                 **_shared(options),
             ),
