@@ -38,7 +38,7 @@ from memory.retrieval.policy import RankingPolicy, active
 from memory.retrieval.scope_facts import scope_facts
 from memory.retrieval.scored import Cue, Scored
 from memory.retrieval.scoring import coverage, facet_terms, idf
-from memory.retrieval.sessions import remembered_sessions, session_admits, session_matches
+from memory.retrieval.sessions import session_admits, session_matches
 from memory.retrieval.temporal import parse_window, temporal_bonus
 from memory.text import stems, tokens
 
@@ -99,7 +99,9 @@ def rank(
 
 
 def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: RankingPolicy) -> Cue:
-    facts = scope_facts(scope)
+    spreads = bool(policy.sessions.spread_weight)
+    spread_over = policy.sessions.spread_min_sessions
+    facts = scope_facts(scope, session_cap=spread_over if spreads else 0)
     frequencies = lexical.document_frequencies("memory", sorted(set(tokens(cue))), [scope])
     idf_of = {term: idf(facts.eligible, df) for term, df in frequencies.items()}
     words = frozenset(tokens(cue))
@@ -117,6 +119,7 @@ def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: Ran
         rank_vectors=rank_vectors,
         named=named,
         imported=facts.imported,
+        long_history=spreads and facts.remembered_sessions >= spread_over,
     )
 
 
@@ -253,8 +256,6 @@ def _rank_memories(
     pools = _gather(cue, "memory", scopes, policy)
     ids = set().union(*(p.ids for p in pools)) if pools else set()
     ids |= _session_turns(cue, scopes, policy)
-    if policy.sessions.spread_weight:
-        cue.long_history = remembered_sessions(cue.scope) >= policy.sessions.spread_min_sessions
     items = _memory_items(cue, pools, load_memories(ids), now, policy)
     if with_context:
         items = add_context(

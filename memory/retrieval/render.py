@@ -127,17 +127,30 @@ def procedure_preview(
 
 def latest_procedure_feedback(proc_id: str) -> list[FeedbackEvent]:
     """The latest accepted row per retrieval for a procedure."""
+    return procedures_feedback([proc_id]).get(proc_id, [])
+
+
+def procedures_feedback(proc_ids: list[str]) -> dict[str, list[FeedbackEvent]]:
+    """latest_procedure_feedback of several procedures in one query (a page's procedures)."""
+    if not proc_ids:
+        return {}
     rows = FeedbackEvent.objects.filter(
-        target_kind="procedure", target_id=proc_id, status=FeedbackEvent.Status.ACCEPTED
-    ).order_by("retrieval_id", "-created_at", "-pk")
-    latest: dict[str, FeedbackEvent] = {}
+        target_kind="procedure", target_id__in=proc_ids, status=FeedbackEvent.Status.ACCEPTED
+    ).order_by("target_id", "retrieval_id", "-created_at", "-pk")
+    latest: dict[tuple[str, str], FeedbackEvent] = {}
     for row in rows:
-        latest.setdefault(row.retrieval_id, row)
-    return list(latest.values())
+        latest.setdefault((row.target_id, row.retrieval_id), row)
+    found: dict[str, list[FeedbackEvent]] = {}
+    for (target, _), row in latest.items():
+        found.setdefault(target, []).append(row)
+    return found
 
 
-def procedure_full(proc: Procedure, *, scope: str) -> dict[str, Any]:
-    rows = latest_procedure_feedback(proc.pk)
+def procedure_full(
+    proc: Procedure, *, scope: str, rows: list[FeedbackEvent] | None = None
+) -> dict[str, Any]:
+    """`rows`: its latest_procedure_feedback, when the caller has them already."""
+    rows = latest_procedure_feedback(proc.pk) if rows is None else rows
     payload = procedure_preview(proc, scope=scope, rows=rows)
     counts: dict[str, int] = {}
     for row in rows:

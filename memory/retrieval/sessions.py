@@ -127,15 +127,3 @@ def session_admits(item: Scored[MemoryRow], cue: Cue, rule: Sessions) -> bool:
     if item.obj.scope != cue.scope or item.topical < rule.admit_min_topical:
         return False
     return any(name == "session_evidence" for name, _ in item.signals)
-
-
-def remembered_sessions(scope: str) -> int:
-    """Sessions that remembered something in the scope (asking opens sessions too; those are
-    not part of the history)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT COUNT(DISTINCT e.session_id) FROM memory_memory m "
-            "JOIN memory_event e ON e.id = m.source_event_id WHERE m.scope = %s",
-            [scope],
-        )
-        return int(cursor.fetchone()[0])

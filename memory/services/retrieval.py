@@ -32,6 +32,7 @@ from memory.retrieval.render import (
     memory_payload,
     procedure_full,
     procedure_preview,
+    procedures_feedback,
 )
 
 EVIDENCE_LIMIT = 8
@@ -82,6 +83,7 @@ def _entries(
         ]
     direct = _with_history(direct, ranking, query)
     render = procedure_preview if kind == "activate" else procedure_full
+    feedback = procedures_feedback([it.obj.pk for it in ranking.procedures])
     procedures = [
         Entry(
             ref=it.obj.pk,
@@ -89,7 +91,7 @@ def _entries(
             pathway="direct",
             currency="current",
             scores=it.details,
-            payload=render(it.obj, scope=scope),
+            payload=render(it.obj, scope=scope, rows=feedback.get(it.obj.pk, [])),
         )
         for it in ranking.procedures
     ]

@@ -32,7 +32,8 @@ pytestmark = pytest.mark.django_db
 # Statements per call in a test's transaction (SAVEPOINT and RELEASE for BEGIN), reads of the
 # ranking included: the most the two cycles below take. Before the lean write path the same
 # cycle took 22 / 41 / 31 / 22 / 53-65 (remember: 10 more per item, commit: 9 per episode).
-BUDGET = {"activate": 22, "remember": 19, "recall": 30, "feedback": 12, "commit": 30}
+# Activate reads its procedures' track records in one more (one query for the whole page).
+BUDGET = {"activate": 23, "remember": 19, "recall": 30, "feedback": 12, "commit": 30}
 
 
 def _counted(counts: dict[str, int], verb: str, call: Callable[[], Any]) -> Any:
