@@ -1,5 +1,6 @@
-"""`slowave bench locomo|longmemeval PATH`: Slowave beside plain-RAG baselines on a benchmark
-file; `scale`, `consolidate` and `load` measure speed. The runs live in slowave_site/bench/*."""
+"""`slowave bench locomo|longmemeval|memorycode PATH`: Slowave beside plain-RAG baselines on a
+benchmark file; `scale`, `consolidate` and `load` measure speed. The runs live in
+slowave_site/bench/*."""
 
 from __future__ import annotations
 
@@ -38,6 +39,23 @@ class Command(BaseCommand):
             help="only the conversation with this sample_id (repeatable; default: all)",
         )
         locomo.add_argument("--db", help="SQLite file to use (default: a temporary one)")
+        code = sub.add_parser(
+            "memorycode", help="coding instructions updated across sessions (MemoryCode)"
+        )
+        code.add_argument("path")
+        _common(code)
+        code.add_argument(
+            "--sample",
+            action="append",
+            default=[],
+            metavar="ID",
+            help="only the dialogue with this sample_id (repeatable; default: all)",
+        )
+        code.add_argument(
+            "--half",
+            choices=["tune", "confirm"],
+            help="only the dialogues of one half (split by a hash of sample_id)",
+        )
         lme = sub.add_parser("longmemeval", help="LongMemEval retrieval benchmark (S layout)")
         lme.add_argument("path")
         _common(lme)
@@ -104,6 +122,8 @@ class Command(BaseCommand):
             return self._load(options)
         if options["bench"] == "longmemeval":
             return self._longmemeval(options)
+        if options["bench"] == "memorycode":
+            return self._memorycode(options)
         self._locomo(options)
 
     def _consolidate_bench(self, options) -> None:
@@ -187,6 +207,21 @@ class Command(BaseCommand):
                 options["path"],
                 samples=options["sample"],
                 db=options["db"],
+                log=log,
+                **_shared(options),
+            ),
+            print_report,
+        )
+
+    def _memorycode(self, options) -> None:
+        from slowave_site.bench.memorycode import print_report, run_memorycode
+
+        self._dataset(
+            options,
+            lambda log: run_memorycode(
+                options["path"],
+                samples=options["sample"],
+                half=options["half"],
                 log=log,
                 **_shared(options),
             ),
