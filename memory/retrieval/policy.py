@@ -126,6 +126,35 @@ class Updates:
 
 
 @dataclass(frozen=True)
+class Supersession:
+    """Knowledge updates without feedback, by demotion: an older item is a superseded version
+    of a newer one when both match the cue on the same query terms (idf-weighted Jaccard of the
+    cue terms each contains ≥ same_terms) and their best-matching sentences say nearly the same
+    thing (cosine ≥ sentence_cosine); it is then placed just below the newer one, if that costs
+    it at most max_drop of score. Nothing is lifted, so an unrelated newer item never climbs
+    (what sank the whole-turn `newer` lift on LoCoMo). Only the first `depth` admitted items
+    are paired. `weight` 0 turns it off. Measurements: see the commit log and the closing note."""
+
+    weight: float = 1.0
+    sentence_cosine: float = 0.70
+    same_terms: float = 0.60
+    max_drop: float = 0.30
+    depth: int = 30
+    same_speaker: bool = True
+    step: float = 1e-3  # how far below: scores are recorded to 4 places
+
+
+@dataclass(frozen=True)
+class Stemming:
+    """How query terms meet an item's words in coverage (lexical search is stemmed by its
+    index: FTS5's porter tokenizer, PostgreSQL's english configuration)."""
+
+    # Snowball (Porter 2) stems instead of the light suffix rule, so "migrate" meets
+    # "migrations" and "prefer" meets "preference": see the measurements in the commit log.
+    snowball: bool = True
+
+
+@dataclass(frozen=True)
 class Ordering:
     duplicate_cosine: float = 0.97  # spec §7.5.3: a near-copy of a higher item is dropped
 
@@ -170,6 +199,8 @@ class RankingPolicy:
     recall: Recall = field(default_factory=Recall)
     speakers: Speakers = field(default_factory=Speakers)
     updates: Updates = field(default_factory=Updates)
+    supersession: Supersession = field(default_factory=Supersession)
+    stemming: Stemming = field(default_factory=Stemming)
     ordering: Ordering = field(default_factory=Ordering)
     associations: Associations = field(default_factory=Associations)
     procedures: Procedures = field(default_factory=Procedures)

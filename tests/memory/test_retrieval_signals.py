@@ -315,3 +315,47 @@ def test_it_ranks_the_newer_of_two_near_identical_claims_first():
     assert _ranked(question, policy=on)[:2] == [new, old]
     ranking = rank(scope=SCOPE, cue=question, kind="recall", now=now, policy=on)
     assert "newer" in dict(ranking.memories[0].signals)
+
+
+def _dated(*lines: tuple[str, int]) -> list[int]:
+    """Facts told `days` ago each, in one session; their pks."""
+    now = timezone.now()
+    return _store(
+        [
+            {"content": text, "type": "fact", "occurred_at": (now - timedelta(days=d)).isoformat()}
+            for text, d in lines
+        ]
+    )[1]
+
+
+def test_it_places_an_older_version_below_the_newer_one():
+    # An instruction updated later with a new value: the older wording matches the question
+    # better, yet the update leads; an unrelated newer line on the subject is not lifted.
+    old, other, new = _dated(
+        ("Mentor: Always start function argument names with the prefix 'e_', it is our rule", 40),
+        ("Mentor: I enjoyed the talk on naming things at the meetup last week", 30),
+        ("Mentor: From now on, function argument names start with the prefix 'x_'", 20),
+    )
+    question = "Which prefix should function argument names always start with?"
+    off = _without("supersession", weight=0.0)
+    assert _ranked(question, policy=off).index(old) < _ranked(question, policy=off).index(new)
+    order = _ranked(question)
+    assert order.index(new) < order.index(old)
+    ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now()).memories
+    by_pk = {it.obj.pk: it for it in ranking}
+    assert "superseded" in dict(by_pk[old].signals)
+    assert "superseded" not in dict(by_pk[new].signals)
+    assert other not in by_pk or "superseded" not in dict(by_pk[other].signals)
+
+
+def test_it_stems_query_terms_so_migrate_meets_migrations():
+    # Coverage with Snowball stems: "migrate" in the cue meets "migrations" in the memory.
+    (stemmed,) = _facts("Schema migrations run every night at two")
+    question = "When do we migrate the schema?"
+
+    def coverage(policy: RankingPolicy) -> float:
+        ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=policy)
+        return {it.obj.pk: it for it in ranking.memories}[stemmed].inputs["coverage"]
+
+    assert coverage(DEFAULT_POLICY) == pytest.approx(1.0)
+    assert coverage(_without("stemming", snowball=False)) < 0.7
