@@ -45,13 +45,17 @@ def _facts(*lines: str) -> list[int]:
 ALONE = replace(DEFAULT_POLICY, supersession=replace(DEFAULT_POLICY.supersession, weight=0.0))
 
 
-def _ranked(cue: str, kind: str = "recall", policy: RankingPolicy | None = ALONE) -> list[int]:
-    """The ranked pks under `policy` (None: the active one, read from settings)."""
+def _ranked(cue: str, kind: str = "recall", policy: RankingPolicy | None = None) -> list[int]:
     ranking = rank(scope=SCOPE, cue=cue, kind=kind, now=timezone.now(), policy=policy)
     return [it.obj.pk for it in ranking.memories]
 
 
 def _without(group: str, **values: float) -> RankingPolicy:
+    """The default policy with some values of one group changed."""
+    return replace(DEFAULT_POLICY, **{group: replace(getattr(DEFAULT_POLICY, group), **values)})
+
+
+def _alone(group: str, **values: float) -> RankingPolicy:
     """ALONE with some values of one group changed."""
     return replace(ALONE, **{group: replace(getattr(ALONE, group), **values)})
 
@@ -63,9 +67,9 @@ def test_it_drops_everything_below_the_relevance_floor(settings):
             {"content": "Unit tests run with pytest in CI", "type": "fact"},
         ]
     )
-    assert _ranked("Choose a paint colour for the office lobby walls", policy=None) == []
+    assert _ranked("Choose a paint colour for the office lobby walls") == []
     settings.SLOWAVE_MIN_RELEVANCE = 0.0
-    assert _ranked("Choose a paint colour for the office lobby walls", policy=None) != []
+    assert _ranked("Choose a paint colour for the office lobby walls") != []
 
 
 def test_it_prefers_items_inside_a_temporal_cue_window():
@@ -249,8 +253,8 @@ def test_it_prefers_a_turn_whose_session_matches_too():
         "Tim: I had a great day yesterday",
     )
     question = "Did Tim have a good day yesterday?"
-    assert _ranked(question)[0] == in_session[-1]
-    assert _ranked(question, policy=_without("recall", session_weight=0.0))[0] == alone[-1]
+    assert _ranked(question, policy=ALONE)[0] == in_session[-1]
+    assert _ranked(question, policy=_alone("recall", session_weight=0.0))[0] == alone[-1]
 
 
 def test_it_reads_a_turn_two_steps_from_a_match_as_context():
@@ -273,7 +277,7 @@ def test_it_reads_a_turn_two_steps_from_a_match_as_context():
     by_pk = {it.obj.pk: it for it in ranking}
     assert by_pk[near[-1]].context == pytest.approx(0.5 * by_pk[near[0]].topical)
     assert ranking[0].obj.pk == near[-1]
-    assert _ranked(question, policy=_without("recall", far_share=0.0))[0] == far[-1]
+    assert _ranked(question, policy=_alone("recall", far_share=0.0))[0] == far[-1]
 
 
 def test_it_reads_the_turn_after_a_matching_question_as_its_answer():
@@ -296,7 +300,7 @@ def test_it_reads_the_turn_after_a_matching_question_as_its_answer():
     assert by_pk[asked[1]].reply == pytest.approx(by_pk[asked[0]].topical - reply_from)
     assert by_pk[told[1]].reply == 0.0
     assert ranking.index(by_pk[asked[1]]) < ranking.index(by_pk[told[1]])
-    order = _ranked(question, policy=_without("recall", reply_weight=0.0))
+    order = _ranked(question, policy=_alone("recall", reply_weight=0.0))
     assert order.index(told[1]) < order.index(asked[1])
 
 
@@ -319,9 +323,9 @@ def test_it_ranks_the_newer_of_two_near_identical_claims_first():
         ]
     )
     question = "Which prefix should function argument names always start with?"
-    off = _without("updates", weight=0.0)
+    off = _alone("updates", weight=0.0)
     assert _ranked(question, policy=off)[:2] == [old, new]
-    on = _without("updates", weight=1.0)
+    on = _alone("updates", weight=1.0)
     assert _ranked(question, policy=on)[:2] == [new, old]
     ranking = rank(scope=SCOPE, cue=question, kind="recall", now=now, policy=on)
     assert "newer" in dict(ranking.memories[0].signals)
