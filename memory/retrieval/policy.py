@@ -135,20 +135,20 @@ class Supersession:
     climbs (what sank the whole-turn `newer` lift on LoCoMo), and only the first `depth` items
     are paired, so a demoted item stays within them. `weight` 0 turns it off.
 
-    Measured on MemoryCode dev (the 21 dialogues of ≤ 258 turns, tuning half by a hash of the
-    id: 44 questions, 29 updated), signal off → on: a superseded version above the current one
-    in the first 10, 0.655 → 0.379; current-version recall@1 0.477 → 0.614, @5 0.909 → 0.955.
-    Confirming half: see the commit log. LoCoMo conv-26 R@10: 0.843 → 0.815 with depth 30,
-    0.836 with depth 9 (the depth bound is what keeps LoCoMo: R@5 0.680 → 0.657). A same-speaker
-    gate (same_speaker) halved the false pairs in an offline check but left the colleague's echo
-    of an old version above the update: 0.448 with it, 0.414 without (tuning half)."""
+    Measured on MemoryCode dev (its 21 dialogues of ≤ 258 turns; halves by a hash of the id),
+    off → on, superseded version above the current one in the first 10: tuning half (29
+    updated questions) 0.655 → 0.379, confirming half (33) 0.545 → 0.182; current-version
+    recall@1 0.477 → 0.614 / 0.500 → 0.560, @5 0.909 → 0.932 / 0.940 → 0.940. LoCoMo dev (all
+    five conversations) R@10 0.801 → 0.800, R@5 0.692 → 0.670. With depth 30 LoCoMo conv-26
+    R@10 fell 0.843 → 0.815; the depth bound is what keeps LoCoMo. Without the same-speaker
+    gate MemoryCode gains a little more (confirming 0.152) but LoCoMo R@10 falls to 0.797."""
 
     weight: float = 1.0
-    sentence_cosine: float = 0.65  # 0.70: 0.414 as well, 0.75: 0.517 (tuning half)
-    same_terms: float = 0.60  # 0.50: no change
-    max_drop: float = 0.50  # 0.15: 0.517, 0.30: 0.414, 1.0 (depth 30): cur@5 0.886
-    depth: int = 9
-    same_speaker: bool = False
+    sentence_cosine: float = 0.65  # tuning half at depth 30: 0.70 also 0.414, 0.75 0.517
+    same_terms: float = 0.60  # 0.50: the same
+    max_drop: float = 0.50  # depth 30: 0.15 → 0.517, 0.30 → 0.414, 0.50 → 0.379
+    depth: int = 9  # 5: 0.448 on the tuning half
+    same_speaker: bool = True
     step: float = 1e-3  # how far below: scores are recorded to 4 places
 
 
