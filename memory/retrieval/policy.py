@@ -137,17 +137,20 @@ class Supersession:
 
     Measured on MemoryCode dev (its 21 dialogues of ≤ 258 turns; halves by a hash of the id),
     off → on, superseded version above the current one in the first 10: tuning half (29
-    updated questions) 0.655 → 0.379, confirming half (33) 0.545 → 0.182; current-version
-    recall@1 0.477 → 0.614 / 0.500 → 0.560, @5 0.909 → 0.932 / 0.940 → 0.940. LoCoMo dev (all
-    five conversations) R@10 0.801 → 0.800, R@5 0.692 → 0.670. With depth 30 LoCoMo conv-26
+    updated questions) 0.655 → 0.241, confirming half (33) 0.545 → 0.152; current-version
+    recall@1 0.477 → 0.591 / 0.500 → 0.560, @5 0.909 → 0.932 / 0.940 → 0.960. LoCoMo dev (all
+    five conversations) R@10 0.801 → 0.800, R@5 0.692 → 0.654. With depth 30 LoCoMo conv-26
     R@10 fell 0.843 → 0.815; the depth bound is what keeps LoCoMo. Without the same-speaker
-    gate MemoryCode gains a little more (confirming 0.152) but LoCoMo R@10 falls to 0.797."""
+    gate LoCoMo R@10 fell to 0.797 (max_drop 0.5)."""
 
     weight: float = 1.0
-    sentence_cosine: float = 0.65  # tuning half at depth 30: 0.70 also 0.414, 0.75 0.517
+    # Tuning half: 0.60 ties 0.65 (0.241; confirming 0.121, LoCoMo R@5 0.652); at depth 30 and
+    # max_drop 0.3, 0.70 gave 0.414 and 0.75 0.517.
+    sentence_cosine: float = 0.65
     same_terms: float = 0.60  # 0.50: the same
-    max_drop: float = 0.50  # depth 30: 0.15 → 0.517, 0.30 → 0.414, 0.50 → 0.379
-    depth: int = 9  # 5: 0.448 on the tuning half
+    # Tuning half, depth 9: 0.5 → 0.379, 0.8 → 0.241 (LoCoMo R@5 0.670 → 0.654, R@10 0.800).
+    max_drop: float = 0.80
+    depth: int = 9  # 5 (max_drop 0.5, no speaker gate): 0.448 on the tuning half
     same_speaker: bool = True
     step: float = 1e-3  # how far below: scores are recorded to 4 places
 
