@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import unicodedata
 from functools import lru_cache
+
+import Stemmer
 
 TOKEN_RE = re.compile(r"[a-z0-9]+")
 WHITESPACE_RE = re.compile(r"\s+")
@@ -45,20 +48,34 @@ def stem(token: str) -> str:
     return token
 
 
+_snowball = threading.local()  # a PyStemmer stemmer is not to be shared between threads
+
+
+@lru_cache(maxsize=131_072)
+def snowball(token: str) -> str:
+    """The English Snowball (Porter 2) stem: "migrate" and "migrations" both give "migrat"."""
+    stemmer = getattr(_snowball, "stemmer", None)
+    if stemmer is None:
+        stemmer = _snowball.stemmer = Stemmer.Stemmer("english")
+    return str(stemmer.stemWord(token))
+
+
 # The longest memory (memory.schemas); a longer text (a whole cue, rendering an excerpt) is
 # seen once, and 65,536 of them kept would be gigabytes.
 CACHED_STEMS_CHARS = 8_000
 
 
-def stems(text: str) -> frozenset[str]:
-    """Stemmed token set; cached because ranking sees the same memories query after query."""
+def stems(text: str, *, full: bool = False) -> frozenset[str]:
+    """Stemmed token set (`full`: Snowball stems, else the light suffix rule); cached because
+    ranking sees the same memories query after query."""
     if len(text) > CACHED_STEMS_CHARS:
-        return _stems(text)
-    return _cached_stems(text)
+        return _stems(text, full)
+    return _cached_stems(text, full)
 
 
-def _stems(text: str) -> frozenset[str]:
-    return frozenset(stem(t) for t in tokens(text))
+def _stems(text: str, full: bool) -> frozenset[str]:
+    rule = snowball if full else stem
+    return frozenset(rule(t) for t in tokens(text))
 
 
 _cached_stems = lru_cache(maxsize=65_536)(_stems)

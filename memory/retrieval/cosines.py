@@ -47,7 +47,7 @@ def topicals_against(cue: Cue, rows: list[MemoryRow], policy: RankingPolicy) -> 
     pk, from one batch of cosines."""
     out: dict[int, float] = {}
     for row, (admit, _) in zip(rows, memory_cosines(cue, rows), strict=True):
-        content = stems(row.content)
+        content = stems(row.content, full=policy.stemming.snowball)
         out[row.pk] = max(
             (
                 signals.topical(cos, coverage(cue.terms[i], content), policy)

@@ -114,7 +114,7 @@ def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: Ran
         facets=facets,
         vectors=vectors,
         window=_window(cue, scope, now, facts.imported, policy.terms.report_lag_days),
-        terms=[facet_terms(f, idf_of) for f in facets],
+        terms=[facet_terms(f, idf_of, full=policy.stemming.snowball) for f in facets],
         words=words,
         rank_vectors=rank_vectors,
         named=named,
@@ -243,7 +243,15 @@ def _memory_items(
         recency = (terms.memory_recency, terms.memory_recency_half_life_days)
         when = _time_term(cue, moment, now, recency, policy)
         score_facets(
-            item, cue, pools, memory.pk, stems(memory.content), memory.salience, when, policy, known
+            item,
+            cue,
+            pools,
+            memory.pk,
+            stems(memory.content, full=policy.stemming.snowball),
+            memory.salience,
+            when,
+            policy,
+            known,
         )
         items.append(item)
     return items
@@ -304,7 +312,8 @@ def _rank_procedures(cue: Cue, policy: RankingPolicy, now: datetime) -> list[Sco
             index_key__in=keys, scope=cue.scope, status=Procedure.Status.ACTIVE
         )
     )
-    doc_stems = {p.pk: stems(f"{p.goal} {p.summary}") for p in rows}
+    full = policy.stemming.snowball
+    doc_stems = {p.pk: stems(f"{p.goal} {p.summary}", full=full) for p in rows}
     terms = policy.terms
     admitted = []
     for proc in rows:
@@ -342,7 +351,14 @@ def _rank_episodes(
         recency = (terms.episode_recency, terms.episode_recency_half_life_days)
         when = _time_term(cue, moment, now, recency, policy)
         score_facets(
-            item, cue, pools, episode.pk, stems(episode.content), episode.salience, when, policy
+            item,
+            cue,
+            pools,
+            episode.pk,
+            stems(episode.content, full=policy.stemming.snowball),
+            episode.salience,
+            when,
+            policy,
         )
         if item.topical >= policy.admission.floor:
             out.append(item)

@@ -9,7 +9,7 @@ import math
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from memory.text import stem, tokens
+from memory.text import snowball, stem, tokens
 
 
 @dataclass
@@ -27,10 +27,12 @@ def idf(n_items: int, df: int) -> float:
     return math.log(1 + n_items / (1 + df))
 
 
-def facet_terms(text: str, idf_of: dict[str, float]) -> FacetTerms:
+def facet_terms(text: str, idf_of: dict[str, float], *, full: bool = False) -> FacetTerms:
+    """`full`: Snowball stems (memory.text.stems must be read with the same rule)."""
     terms = FacetTerms()
+    rule = snowball if full else stem
     for token in tokens(text):
-        key = stem(token)
+        key = rule(token)
         terms.stems[key] = max(terms.stems.get(key, 0.0), idf_of.get(token, 0.0))
     return terms
 

@@ -20,7 +20,7 @@ from datetime import datetime
 import numpy as np
 
 from memory.models import Memory
-from memory.retrieval import context, speakers
+from memory.retrieval import context, speakers, updates
 from memory.retrieval.candidates import MemoryRow
 from memory.retrieval.policy import RankingPolicy
 from memory.retrieval.scored import Cue, Scored
@@ -203,6 +203,25 @@ def spread(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
     return out
 
 
+def superseded(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """An older version of a newer item (same cue terms, nearly the same best sentence) is
+    placed just below it when that costs at most max_drop: newest first, so a chain of updates
+    ends in date order. Nothing is lifted (updates.py says how versions are found)."""
+    rule = policy.supersession
+    out = [0.0] * len(items)
+    if not rule.weight or len(items) < 2:
+        return out
+    newer_of = updates.versions(items, cue, rule, policy.stemming.snowball)
+    score = [it.score for it in items]
+    for a in sorted(range(len(items)), key=lambda i: updates.moment(items[i].obj), reverse=True):
+        below = [score[b] for b in newer_of[a] if score[a] - score[b] <= rule.max_drop]
+        if below and min(below) - rule.step < score[a]:
+            target = min(below) - rule.step
+            out[a] = rule.weight * (target - score[a])
+            score[a] += out[a]
+    return out
+
+
 @dataclass(frozen=True)
 class Signal:
     name: str
@@ -221,6 +240,7 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("newer", newer, after_admission=True),
     Signal("session_evidence", session_evidence),
     Signal("spread", spread, after_admission=True),
+    Signal("superseded", superseded, after_admission=True),
 )
 
 
@@ -255,6 +275,7 @@ MEANINGS: dict[str, str] = {
     "newer": "lifted above an older item saying nearly the same thing (a knowledge update)",
     "session_evidence": "its session matches the cue as a whole (BM25 over the session's turns)",
     "spread": "lowered per item of its session already placed above it (favours other sessions)",
+    "superseded": "placed below a newer version of it (same cue terms, nearly the same sentence)",
     "lead": "a named speaker's own account moved to the top",
     "placed": "lowered to sit below the item ordered above it",
     "feedback": "procedures: what accepted feedback said (helped raises, harmed lowers)",

@@ -95,6 +95,7 @@ def _prepared(
     store: str | None,
     rebuild: bool,
     log: Log,
+    bench: str = "locomo",
 ) -> Iterator[tuple[Kept, bool]]:
     """The default connection on the bench database; the kept mapping ({} without --store)
     and whether the kept store's ingest was reused."""
@@ -116,7 +117,7 @@ def _prepared(
         return kept
 
     spec = IngestSpec(
-        bench="locomo",
+        bench=bench,
         data_path=os.path.abspath(path),
         data_sha256=file_sha256(path),
         items=tuple(by_id),
@@ -141,8 +142,12 @@ def run_locomo_bench(
     out: str | None = None,
     details: bool = False,
     log: Log | None = None,
+    bench: str = "locomo",
 ) -> dict[str, Any]:
-    """The LoCoMo report of spec §13.1, with the store and policy recorded in its config."""
+    """The LoCoMo report of spec §13.1, with the store and policy recorded in its config.
+
+    ``bench`` names the kept store's data set: a file in LoCoMo's layout that is not LoCoMo
+    (MemoryCode) is kept under its own name."""
     say = log or (lambda message: None)
     if db is not None and store is not None:
         raise ValueError("--db and --store are exclusive: a kept store is its own database")
@@ -167,7 +172,14 @@ def run_locomo_bench(
         return run_locomo(path, **common)
     kept_store = store if "remember" in modes else None  # only the remembered ingest is kept
     with _prepared(
-        path, selected, consolidate=consolidate, db=db, store=kept_store, rebuild=rebuild, log=say
+        path,
+        selected,
+        consolidate=consolidate,
+        db=db,
+        store=kept_store,
+        rebuild=rebuild,
+        log=say,
+        bench=bench,
     ) as (kept, reused):
         config["ingest_reused"] = reused
         runners = {

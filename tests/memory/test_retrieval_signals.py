@@ -40,6 +40,11 @@ def _facts(*lines: str) -> list[int]:
     return _store([{"content": line, "type": "fact"} for line in lines])[1]
 
 
+# The other signals' tests tell near-identical lines apart in separate sessions; the
+# supersession demotion would read each newer line as an update of the older and reorder them.
+ALONE = replace(DEFAULT_POLICY, supersession=replace(DEFAULT_POLICY.supersession, weight=0.0))
+
+
 def _ranked(cue: str, kind: str = "recall", policy: RankingPolicy | None = None) -> list[int]:
     ranking = rank(scope=SCOPE, cue=cue, kind=kind, now=timezone.now(), policy=policy)
     return [it.obj.pk for it in ranking.memories]
@@ -48,6 +53,11 @@ def _ranked(cue: str, kind: str = "recall", policy: RankingPolicy | None = None)
 def _without(group: str, **values: float) -> RankingPolicy:
     """The default policy with some values of one group changed."""
     return replace(DEFAULT_POLICY, **{group: replace(getattr(DEFAULT_POLICY, group), **values)})
+
+
+def _alone(group: str, **values: float) -> RankingPolicy:
+    """ALONE with some values of one group changed."""
+    return replace(ALONE, **{group: replace(getattr(ALONE, group), **values)})
 
 
 def test_it_drops_everything_below_the_relevance_floor(settings):
@@ -243,8 +253,8 @@ def test_it_prefers_a_turn_whose_session_matches_too():
         "Tim: I had a great day yesterday",
     )
     question = "Did Tim have a good day yesterday?"
-    assert _ranked(question)[0] == in_session[-1]
-    assert _ranked(question, policy=_without("recall", session_weight=0.0))[0] == alone[-1]
+    assert _ranked(question, policy=ALONE)[0] == in_session[-1]
+    assert _ranked(question, policy=_alone("recall", session_weight=0.0))[0] == alone[-1]
 
 
 def test_it_reads_a_turn_two_steps_from_a_match_as_context():
@@ -261,11 +271,13 @@ def test_it_reads_a_turn_two_steps_from_a_match_as_context():
         "Tim: The race starts at 8 am",
     )
     question = "What time does Tim's marathon race start?"
-    ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now()).memories
+    ranking = rank(
+        scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=ALONE
+    ).memories
     by_pk = {it.obj.pk: it for it in ranking}
     assert by_pk[near[-1]].context == pytest.approx(0.5 * by_pk[near[0]].topical)
     assert ranking[0].obj.pk == near[-1]
-    assert _ranked(question, policy=_without("recall", far_share=0.0))[0] == far[-1]
+    assert _ranked(question, policy=_alone("recall", far_share=0.0))[0] == far[-1]
 
 
 def test_it_reads_the_turn_after_a_matching_question_as_its_answer():
@@ -280,13 +292,15 @@ def test_it_reads_the_turn_after_a_matching_question_as_its_answer():
         "Tim: The Wolves are solid this year",
     )
     question = "Which basketball team does Tim support?"
-    ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now()).memories
+    ranking = rank(
+        scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=ALONE
+    ).memories
     by_pk = {it.obj.pk: it for it in ranking}
     reply_from = DEFAULT_POLICY.recall.reply_from
     assert by_pk[asked[1]].reply == pytest.approx(by_pk[asked[0]].topical - reply_from)
     assert by_pk[told[1]].reply == 0.0
     assert ranking.index(by_pk[asked[1]]) < ranking.index(by_pk[told[1]])
-    order = _ranked(question, policy=_without("recall", reply_weight=0.0))
+    order = _ranked(question, policy=_alone("recall", reply_weight=0.0))
     assert order.index(told[1]) < order.index(asked[1])
 
 
@@ -309,9 +323,53 @@ def test_it_ranks_the_newer_of_two_near_identical_claims_first():
         ]
     )
     question = "Which prefix should function argument names always start with?"
-    off = _without("updates", weight=0.0)
+    off = _alone("updates", weight=0.0)
     assert _ranked(question, policy=off)[:2] == [old, new]
-    on = _without("updates", weight=1.0)
+    on = _alone("updates", weight=1.0)
     assert _ranked(question, policy=on)[:2] == [new, old]
     ranking = rank(scope=SCOPE, cue=question, kind="recall", now=now, policy=on)
     assert "newer" in dict(ranking.memories[0].signals)
+
+
+def _dated(*lines: tuple[str, int]) -> list[int]:
+    """Facts told `days` ago each, in one session; their pks."""
+    now = timezone.now()
+    return _store(
+        [
+            {"content": text, "type": "fact", "occurred_at": (now - timedelta(days=d)).isoformat()}
+            for text, d in lines
+        ]
+    )[1]
+
+
+def test_it_places_an_older_version_below_the_newer_one():
+    # An instruction updated later with a new value: the older wording matches the question
+    # better, yet the update leads; an unrelated newer line on the subject is not lifted.
+    old, other, new = _dated(
+        ("Mentor: Always start function argument names with the prefix 'e_', it is our rule", 40),
+        ("Mentor: I enjoyed the talk on naming things at the meetup last week", 30),
+        ("Mentor: From now on, function argument names start with the prefix 'x_'", 20),
+    )
+    question = "Which prefix should function argument names always start with?"
+    off = _without("supersession", weight=0.0)
+    assert _ranked(question, policy=off).index(old) < _ranked(question, policy=off).index(new)
+    order = _ranked(question, policy=DEFAULT_POLICY)
+    assert order.index(new) < order.index(old)
+    ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now()).memories
+    by_pk = {it.obj.pk: it for it in ranking}
+    assert "superseded" in dict(by_pk[old].signals)
+    assert "superseded" not in dict(by_pk[new].signals)
+    assert other not in by_pk or "superseded" not in dict(by_pk[other].signals)
+
+
+def test_it_stems_query_terms_so_migrate_meets_migrations():
+    # Coverage with Snowball stems: "migrate" in the cue meets "migrations" in the memory.
+    (stemmed,) = _facts("Schema migrations run every night at two")
+    question = "When do we migrate the schema?"
+
+    def coverage(policy: RankingPolicy) -> float:
+        ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=policy)
+        return {it.obj.pk: it for it in ranking.memories}[stemmed].inputs["coverage"]
+
+    assert coverage(_without("stemming", snowball=True)) == pytest.approx(1.0)
+    assert coverage(DEFAULT_POLICY) < 0.7  # off by default: see policy.Stemming

@@ -1,5 +1,6 @@
-"""`slowave bench locomo|longmemeval PATH`: Slowave beside plain-RAG baselines on a benchmark
-file; `scale`, `consolidate` and `load` measure speed. The runs live in slowave_site/bench/*."""
+"""`slowave bench locomo|longmemeval|memorycode PATH`: Slowave beside plain-RAG baselines on a
+benchmark file; `scale`, `consolidate` and `load` measure speed. The runs live in
+slowave_site/bench/*."""
 
 from __future__ import annotations
 
@@ -45,6 +46,23 @@ class Command(BaseCommand):
             help="how Slowave takes the conversations in (repeatable, each its own method): "
             "remember each turn as a fact (default; method slowave), or import each session "
             "as a transcript (method slowave-import)",
+        )
+        code = sub.add_parser(
+            "memorycode", help="coding instructions updated across sessions (MemoryCode)"
+        )
+        code.add_argument("path")
+        _common(code)
+        code.add_argument(
+            "--sample",
+            action="append",
+            default=[],
+            metavar="ID",
+            help="only the dialogue with this sample_id (repeatable; default: all)",
+        )
+        code.add_argument(
+            "--half",
+            choices=["tune", "confirm"],
+            help="only the dialogues of one half (split by a hash of sample_id)",
         )
         lme = sub.add_parser("longmemeval", help="LongMemEval retrieval benchmark (S layout)")
         lme.add_argument("path")
@@ -118,6 +136,8 @@ class Command(BaseCommand):
             return self._load(options)
         if options["bench"] == "longmemeval":
             return self._longmemeval(options)
+        if options["bench"] == "memorycode":
+            return self._memorycode(options)
         self._locomo(options)
 
     def _consolidate_bench(self, options) -> None:
@@ -202,6 +222,21 @@ class Command(BaseCommand):
                 samples=options["sample"],
                 db=options["db"],
                 ingest=options["ingest"] or ["remember"],
+                log=log,
+                **_shared(options),
+            ),
+            print_report,
+        )
+
+    def _memorycode(self, options) -> None:
+        from slowave_site.bench.memorycode import print_report, run_memorycode
+
+        self._dataset(
+            options,
+            lambda log: run_memorycode(
+                options["path"],
+                samples=options["sample"],
+                half=options["half"],
                 log=log,
                 **_shared(options),
             ),
