@@ -43,6 +43,8 @@ _PROJECT = Path(__file__).resolve().parent.parent
 # What the tool list, descriptions, instructions and server version are made of.
 _SOURCE_DIRS = ("mcp_bridge", "memory")
 
+_INITIALIZE_KEYS = {"protocolVersion", "capabilities", "clientInfo", "_meta"}
+
 _greeter: Greeter | None = None
 
 
@@ -229,7 +231,8 @@ class Greeter:
         if method == "tools/list" and self._initialized and "id" in message:
             if params is not None and (not isinstance(params, dict) or set(params) - {"_meta"}):
                 return None  # a cursor, or params the SDK may refuse: its call
-            return message["id"], self._cache["versions"][self._version]["tools/list"]
+            entry = self._cache["versions"][self._version]
+            return message["id"], entry["tools/list"]
         return None
 
     # --- the cache -----------------------------------------------------------------------
@@ -240,7 +243,8 @@ class Greeter:
             self._capture_version = version if isinstance(version, str) else None
             self._captured = {"initialize": result}
             return
-        if method != "tools/list" or self._capture_version is None or "initialize" not in self._captured:
+        version = self._capture_version
+        if method != "tools/list" or version is None or "initialize" not in self._captured:
             return
         if result.get("nextCursor") is not None:
             return  # a partial list cannot be replayed as the whole
@@ -251,9 +255,9 @@ class Greeter:
             return
         cache = self._cache if self._cache is not None else {}
         entries = dict(cache.get("versions", {})) if cache.get("handshake") == versions[0] else {}
-        if entries.get(self._capture_version) == self._captured:
+        if entries.get(version) == self._captured:
             return
-        entries[self._capture_version] = self._captured
+        entries[version] = self._captured
         document = {
             "format": CACHE_FORMAT,
             "key": self._key,
@@ -286,7 +290,7 @@ def _request(raw: bytes) -> dict[str, Any] | None:
 
 def _requested_version(params: object) -> str | None:
     """The protocol version an `initialize` asks for, if its params are plainly well formed."""
-    if not isinstance(params, dict) or set(params) - {"protocolVersion", "capabilities", "clientInfo", "_meta"}:
+    if not isinstance(params, dict) or set(params) - _INITIALIZE_KEYS:
         return None
     capabilities, client = params.get("capabilities"), params.get("clientInfo")
     if not isinstance(capabilities, dict) or not all(
