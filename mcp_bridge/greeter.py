@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import queue
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -318,6 +317,8 @@ def _load_cache(path: Path, key: str) -> dict[str, Any] | None:
 
 
 def _save_cache(path: Path, document: dict[str, Any]) -> None:
+    import tempfile  # here, not on the startup path: only a first start or a refresh saves
+
     try:
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".mcp-handshake-")
         with os.fdopen(fd, "w") as out:
