@@ -6,6 +6,11 @@ import sys
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["mcp_serve"] and not {"-h", "--help"} & set(sys.argv):
+        # Before Django: the client's handshake is answered while the imports run.
+        from mcp_bridge.greeter import greet_early
+
+        greet_early()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
     from django.core.management import execute_from_command_line
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 import anyio
 import pydantic_core
@@ -107,6 +107,12 @@ def _id_key(request_id: object) -> str:
     return json.dumps(request_id)
 
 
+class LineSource(Protocol):
+    """Where frames come from: stdin itself, or the reader that claimed it first (greeter)."""
+
+    def readline(self) -> bytes: ...
+
+
 class StdinFrames:
     """The lines of stdin that `accepts`, as the async iterable the SDK's transport reads.
 
@@ -118,7 +124,7 @@ class StdinFrames:
 
     def __init__(
         self,
-        binary: BinaryIO,
+        binary: LineSource,
         *,
         accepts: Callable[[str], bool],
         rejected: ObjectSendStream[Rejection],

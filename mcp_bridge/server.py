@@ -38,7 +38,9 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
+from mcp_bridge import greeter as greeting
 from mcp_bridge.frames import Outstanding, Rejection, StdinFrames, claimed_stdin
 from mcp_bridge.tools import TOOLS
 from memory import instruments
@@ -344,16 +346,29 @@ async def _answer_rejected(
 
 
 class _AnswerNoting:
-    """The write stream handed to the SDK server, telling `outstanding` of each answer sent."""
+    """The write stream handed to the SDK server, telling `outstanding` of each answer sent;
+    an answer the greeter already gave (mcp_bridge.greeter) is dropped, not sent twice."""
 
-    def __init__(self, inner: Any, outstanding: Outstanding) -> None:
-        self._inner, self._outstanding = inner, outstanding
+    def __init__(
+        self, inner: Any, outstanding: Outstanding, greeter: greeting.Greeter | None = None
+    ) -> None:
+        self._inner, self._outstanding, self._greeter = inner, outstanding, greeter
 
     async def send(self, item: SessionMessage) -> None:
-        await self._inner.send(item)
-        if isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
-            if item.message.id is not None:
-                self._outstanding.answered(item.message.id)
+        message = item.message
+        if not isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            await self._inner.send(item)
+            return
+        greeter = self._greeter
+        if greeter is None or message.id is None or not greeter.watching(message.id):
+            await self._inner.send(item)
+        else:
+            # As the transport writes it, so the cache holds the bytes' meaning exactly.
+            wire = json.loads(message.model_dump_json(by_alias=True, exclude_unset=True))
+            if not greeter.observe(message.id, wire):
+                await self._inner.send(item)
+        if message.id is not None:
+            self._outstanding.answered(message.id)
 
     async def __aenter__(self) -> _AnswerNoting:
         return self
@@ -375,15 +390,23 @@ async def serve_stdio(
     server = build_server(prepare=prepare, background_worker=background_worker)
     send_rejected, receive_rejected = anyio.create_memory_object_stream[Rejection](16)
     outstanding = Outstanding()
-    with claimed_stdin() as binary_stdin:
+    greeter = greeting.current()
+    if greeter is not None:
+        greeter.hand_over(
+            handshake_versions=HANDSHAKE_PROTOCOL_VERSIONS, latest=LATEST_HANDSHAKE_VERSION
+        )
+    with claimed_stdin() if greeter is None else greeter.claimed_stdin() as binary_stdin:
         frames = StdinFrames(
-            binary_stdin, accepts=_is_message, rejected=send_rejected, outstanding=outstanding
+            binary_stdin,
+            accepts=_is_message,
+            rejected=send_rejected,
+            outstanding=outstanding,
         )
         # The SDK iterates `stdin` and nothing more, so any async iterable of lines will do.
         async with stdio_server(stdin=frames) as (read_stream, write_stream):  # type: ignore[arg-type]
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_answer_rejected, receive_rejected, write_stream)
-                answers = _AnswerNoting(write_stream, outstanding)
+                answers = _AnswerNoting(write_stream, outstanding, greeter)
                 await server.run(read_stream, answers, server.create_initialization_options())
                 tg.cancel_scope.cancel()
     # Let a call still running in the database thread finish, then close its connection.

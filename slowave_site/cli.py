@@ -178,6 +178,11 @@ def main(argv: list[str] | None = None) -> None:
         if args[0] not in JSON_COMMANDS:
             _fail(f"{args[0]} has no --json output")
         args.append("--json")
+    if args[0] == "mcp-serve" and not {"-h", "--help"} & set(args[1:]):
+        # Before Django: the client's handshake is answered while the imports run.
+        from mcp_bridge.greeter import greet_early
+
+        greet_early()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "slowave_site.settings")
     from django.core.management import execute_from_command_line
 
