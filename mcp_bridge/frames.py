@@ -58,10 +58,15 @@ class Outstanding:
     would lose all of them. The reader holds end of input until this set drains.
     """
 
+    # At end of input, give up on the rest once no answer has gone out for this long: a request
+    # the SDK never answers (a malformed id it drops, say) must not keep the process alive.
+    IDLE_SECONDS = 20.0
+
     def __init__(self) -> None:
         self._count: dict[str, int] = {}
         self._drained = anyio.Event()
         self._drained.set()
+        self._progress = anyio.Event()
 
     def read(self, line: str) -> None:
         """Note a frame the server will handle: a request owes an answer, a cancel settles one."""
@@ -80,10 +85,30 @@ class Outstanding:
                 self._add(params["requestId"], -1)
 
     def answered(self, request_id: object) -> None:
+        self._progress.set()
         self._add(request_id, -1)
 
     async def drained(self) -> None:
-        await self._drained.wait()
+        """Until every request read is answered, or answers stop coming for IDLE_SECONDS."""
+        while not self._drained.is_set():
+            self._progress = anyio.Event()
+            with anyio.move_on_after(self.IDLE_SECONDS):
+                async with anyio.create_task_group() as group:
+
+                    async def _until(event: anyio.Event) -> None:
+                        await event.wait()
+                        group.cancel_scope.cancel()
+
+                    group.start_soon(_until, self._drained)
+                    group.start_soon(_until, self._progress)
+            if not self._drained.is_set() and not self._progress.is_set():
+                logger.warning(
+                    "end of input: %d request(s) still unanswered after %.0f s without an "
+                    "answer; exiting without them",
+                    len(self._count),
+                    self.IDLE_SECONDS,
+                )
+                return
 
     def _add(self, request_id: object, step: int) -> None:
         key = _id_key(request_id)
@@ -98,7 +123,9 @@ class Outstanding:
 
 
 def _id_key(request_id: object) -> str:
-    # As the SDK correlates ids: "7" and 7 are one request.
+    # As the SDK correlates ids: "7", 7 and 7.0 are one request.
+    if isinstance(request_id, float) and request_id.is_integer():
+        request_id = int(request_id)
     if isinstance(request_id, str):
         try:
             return json.dumps(int(request_id))

@@ -195,7 +195,13 @@ class Supersession:
     R@10 fell 0.843 → 0.815; the depth bound is what keeps LoCoMo. Without the same-speaker
     gate LoCoMo R@10 fell to 0.797 (max_drop 0.5)."""
 
-    weight: float = 1.0
+    # Off by default: it helps MemoryCode (above) but hurts two other kinds, which the rule for
+    # a signal forbids: LoCoMo dev R@5 0.692 -> 0.654; LongMemEval pooled (30 questions, spread
+    # on) session recall_all@5 0.700 -> 0.633 (a preference and a temporal question); and it
+    # reads "The billing service retries failed request 7 after 7s" as an older version of
+    # "The billing service ... retries failed requests 9 times" (tests/api/test_replies.py):
+    # best-sentence cosine does not tell an update from a sibling fact. 1.0 turns it on.
+    weight: float = 0.0
     # Tuning half: 0.60 ties 0.65 (0.241; confirming 0.121, LoCoMo R@5 0.652); at depth 30 and
     # max_drop 0.3, 0.70 gave 0.414 and 0.75 0.517.
     sentence_cosine: float = 0.65

@@ -353,9 +353,12 @@ def test_it_places_an_older_version_below_the_newer_one():
     question = "Which prefix should function argument names always start with?"
     off = _without("supersession", weight=0.0)
     assert _ranked(question, policy=off).index(old) < _ranked(question, policy=off).index(new)
-    order = _ranked(question, policy=DEFAULT_POLICY)
+    on = _without("supersession", weight=1.0)  # off by default: see policy.Supersession
+    order = _ranked(question, policy=on)
     assert order.index(new) < order.index(old)
-    ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now()).memories
+    ranking = rank(
+        scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=on
+    ).memories
     by_pk = {it.obj.pk: it for it in ranking}
     assert "superseded" in dict(by_pk[old].signals)
     assert "superseded" not in dict(by_pk[new].signals)
