@@ -23,6 +23,7 @@ from tests.memory.test_vector_backends import (
     _vectors,
     check_same_neighbours,
     fill_for_parity,
+    remember_one,
     ties_at_the_cut,
     visibility_checks,
 )
@@ -82,31 +83,12 @@ def recall_at_k(size: int, k: int, queries: int) -> float:
 def seeded_from_the_rows() -> list[int]:
     """A store whose vectors lived elsewhere (its pgv tables empty): the first search copies
     the embeddings its rows hold."""
-    from django.utils import timezone
-
     from memory.embeddings import from_blob
     from memory.models import Memory
-    from memory.schemas import ActivateIn, RememberIn
-    from memory.services.activate import session_activate
-    from memory.services.remember import memory_remember
-    from memory.services.sessions import ClientInfo
     from memory.vectors.pgvector_index import PgvectorIndex
 
     scope = "project:seeded"
-    opened = session_activate(
-        data=ActivateIn(task="seed", initial_goal="g", scope=scope),
-        client=ClientInfo(),
-        now=timezone.now(),
-    )
-    reply = memory_remember(
-        data=RememberIn(
-            scope=scope,
-            session_id=opened["session_id"],
-            memories=[{"content": "The billing queue runs on Redis", "type": "fact"}],
-        ),
-        now=timezone.now(),
-    )
-    pk = int(reply["results"][0]["data"]["memory_id"][4:])
+    pk = remember_one(scope, "The billing queue runs on Redis")
     _clear()
     vector = from_blob(Memory.objects.get(pk=pk).embedding)
     return [pk, *_ids(PgvectorIndex().knn("memory", vector, 3, [scope]))]

@@ -190,9 +190,8 @@ def test_ties_at_the_cut_keep_the_smaller_keys():
     assert ties_at_the_cut(NumpyIndex()) == TIES
 
 
-@pytest.mark.django_db
-def test_it_starts_from_the_embeddings_a_store_already_holds():
-    scope = "project:seeded"
+def remember_one(scope: str, content: str) -> int:
+    """The pk of one fact remembered through the services in a new session of `scope`."""
     opened = session_activate(
         data=ActivateIn(task="seed", initial_goal="g", scope=scope),
         client=ClientInfo(),
@@ -202,11 +201,17 @@ def test_it_starts_from_the_embeddings_a_store_already_holds():
         data=RememberIn(
             scope=scope,
             session_id=opened["session_id"],
-            memories=[{"content": "The billing queue runs on Redis", "type": "fact"}],
+            memories=[{"content": content, "type": "fact"}],
         ),
         now=timezone.now(),
     )
-    pk = int(reply["results"][0]["data"]["memory_id"][4:])
+    return int(reply["results"][0]["data"]["memory_id"][4:])
+
+
+@pytest.mark.django_db
+def test_it_starts_from_the_embeddings_a_store_already_holds():
+    scope = "project:seeded"
+    pk = remember_one(scope, "The billing queue runs on Redis")
     VectorRow.objects.filter(kind="memory").delete()  # a store written by sqlite-vec
     vector = from_blob(Memory.objects.get(pk=pk).embedding)
     assert _ids(NumpyIndex().knn("memory", vector, 3, [scope])) == [pk]
