@@ -21,7 +21,6 @@ from slowave_site.bench import baselines as bl
 from slowave_site.bench import overrides
 from slowave_site.bench.locomo import slowave_version
 from slowave_site.bench.longmemeval_data import (
-    CONTENT_LIMIT,
     ROLES,
     Question,
     is_scored,
@@ -37,7 +36,7 @@ from slowave_site.bench.longmemeval_metrics import (
     aggregate,
 )
 from slowave_site.bench.results import RankedItem
-from slowave_site.bench.store import IngestSpec, Kept, file_sha256, ingested
+from slowave_site.bench.store import Kept, ingested
 
 Log = Callable[[str], None]
 
@@ -72,31 +71,6 @@ def run_baselines(
     return out
 
 
-def _slowave_spec(
-    path: str, selected: Sequence[Question], roles: str, consolidate: bool
-) -> IngestSpec:
-    from django.conf import settings
-
-    from memory import embeddings
-    from memory.vectors import backend_name
-
-    return IngestSpec(
-        bench="longmemeval",
-        data_path=os.path.abspath(path),
-        data_sha256=file_sha256(path),
-        items=tuple(q.question_id for q in selected),
-        options={
-            "roles": roles,
-            "consolidation": consolidate,
-            "embedder": embeddings.get_embedder().name,
-            "vector_backend": backend_name(),
-            "content_limit": CONTENT_LIMIT,
-            "clock": "replayed",  # services ran with now = the session's date
-            "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
-        },
-    )
-
-
 def run_slowave(
     path: str,
     selected: Sequence[Question],
@@ -112,7 +86,9 @@ def run_slowave(
     from slowave_site.bench import longmemeval_slowave as side
     from slowave_site.bench.slowave import isolate_scopes
 
-    spec = _slowave_spec(path, selected, roles, consolidate)
+    spec = side.ingest_spec(
+        path, "longmemeval", [q.question_id for q in selected], roles, consolidate
+    )
     by_id = {q.question_id: q for q in selected}
     info: dict[str, Any] = {"store": os.path.abspath(store) if store else None, **spec.options}
 

@@ -20,7 +20,6 @@ from memory.retrieval.policy import RankingPolicy
 from slowave_site.bench import baselines as bl
 from slowave_site.bench import overrides
 from slowave_site.bench.longmemeval_data import (
-    CONTENT_LIMIT,
     Document,
     HaystackSession,
     Question,
@@ -28,7 +27,7 @@ from slowave_site.bench.longmemeval_data import (
 )
 from slowave_site.bench.longmemeval_metrics import MAX_ITEMS, LmeResult
 from slowave_site.bench.results import RankedItem
-from slowave_site.bench.store import IngestSpec, Kept, file_sha256, ingested
+from slowave_site.bench.store import Kept, ingested
 
 Log = Callable[[str], None]
 SCOPE = "project:lme-pooled"
@@ -117,35 +116,6 @@ def _session_baseline(
     return out
 
 
-def _spec(
-    path: str, sessions: Sequence[HaystackSession], roles: str, consolidate: bool
-) -> IngestSpec:
-    from django.conf import settings
-
-    from memory import embeddings
-    from memory.vectors import backend_name
-
-    return IngestSpec(
-        bench="longmemeval-pooled",
-        data_path=os.path.abspath(path),
-        data_sha256=file_sha256(path),
-        items=(POOL,),
-        options={
-            "roles": roles,
-            "consolidation": consolidate,
-            "sessions": len(sessions),
-            "sessions_sha256": hashlib.sha256(
-                "\n".join(s.session_id for s in sessions).encode()
-            ).hexdigest(),
-            "embedder": embeddings.get_embedder().name,
-            "vector_backend": backend_name(),
-            "content_limit": CONTENT_LIMIT,
-            "clock": "replayed",
-            "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
-        },
-    )
-
-
 def run_pooled_slowave(
     path: str,
     questions: Sequence[Question],
@@ -161,7 +131,17 @@ def run_pooled_slowave(
     """Ingest the pool once (or reuse a kept store), then ask every question against it."""
     from slowave_site.bench import longmemeval_slowave as side
 
-    spec = _spec(path, sessions, roles, consolidate)
+    spec = side.ingest_spec(
+        path,
+        "longmemeval-pooled",
+        (POOL,),
+        roles,
+        consolidate,
+        sessions=len(sessions),
+        sessions_sha256=hashlib.sha256(
+            "\n".join(s.session_id for s in sessions).encode()
+        ).hexdigest(),
+    )
     info: dict[str, Any] = {"store": os.path.abspath(store) if store else None, **spec.options}
     info["scope"] = SCOPE
 

@@ -9,14 +9,17 @@ shared mechanics (one recorded session, one question, the consolidation pass) ar
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from memory.schemas import RememberItem
-from slowave_site.bench.longmemeval_data import HaystackSession, Question, documents
+from slowave_site.bench.longmemeval_data import CONTENT_LIMIT, HaystackSession, Question, documents
 from slowave_site.bench.longmemeval_metrics import MAX_ITEMS, LmeResult
 from slowave_site.bench.slowave import ask, consolidate_scope, consolidated_behind, remember_session
+from slowave_site.bench.store import IngestSpec, file_sha256
 
 Behind = dict[str, list[str]]  # memory id -> the turn keys behind it
 
@@ -90,3 +93,30 @@ def ask_question(
         now=_stopped(question.question_date),
     )
     return LmeResult(question=question, items=items, latency_ms=timings)
+
+
+def ingest_spec(
+    path: str, bench: str, items: Sequence[str], roles: str, consolidate: bool, **extra: Any
+) -> IngestSpec:
+    """What a kept LongMemEval store was ingested from and how (per question or pooled)."""
+    from django.conf import settings
+
+    from memory import embeddings
+    from memory.vectors import backend_name
+
+    return IngestSpec(
+        bench=bench,
+        data_path=os.path.abspath(path),
+        data_sha256=file_sha256(path),
+        items=tuple(items),
+        options={
+            "roles": roles,
+            "consolidation": consolidate,
+            **extra,
+            "embedder": embeddings.get_embedder().name,
+            "vector_backend": backend_name(),
+            "content_limit": CONTENT_LIMIT,
+            "clock": "replayed",  # services ran with now = the session's date
+            "min_relevance": settings.SLOWAVE_MIN_RELEVANCE,
+        },
+    )
