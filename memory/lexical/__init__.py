@@ -1,9 +1,10 @@
 """Lexical search (spec §4) behind one interface, one module per database engine.
 
 Engines: `sqlite_fts5` (FTS5, bm25) and `postgres_tsvector` (stored English tsvector, GIN,
-ts_rank_cd); the database in use picks one, here and nowhere else. Both are tested on the same
-rows by one parity test (tests/memory/test_lexical_engines.py). User text is tokenised and
-quoted, never passed as syntax (memory.lexical.query). Adding an engine is one module here.
+ts_rank_cd); the database's engine (memory.engines) names the one it holds. Both are tested
+on the same rows by one parity test (tests/memory/test_lexical_engines.py). User text is
+tokenised and quoted, never passed as syntax (memory.lexical.query). Adding an engine is one
+module here.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Protocol
 
-from django.db import connection
-
+from memory.engines import storage_engine
 from memory.lexical.query import FTS_KINDS, check_kind, fts_query, scope_key
 
 __all__ = [
@@ -57,19 +57,19 @@ _lock = threading.Lock()
 
 
 def get_engine() -> LexicalIndex:
-    """The engine of the database in use (one instance per vendor and process)."""
-    vendor = connection.vendor
-    engine = _engines.get(vendor)
+    """The engine the database in use holds (one instance per engine and process)."""
+    name = storage_engine().lexical
+    engine = _engines.get(name)
     if engine is None:
         with _lock:
-            if vendor == "postgresql":
+            if name == "tsvector":
                 from memory.lexical.postgres_tsvector import TsvectorLexical
 
-                engine = _engines.setdefault(vendor, TsvectorLexical())
+                engine = _engines.setdefault(name, TsvectorLexical())
             else:
                 from memory.lexical.sqlite_fts5 import Fts5Lexical
 
-                engine = _engines.setdefault(vendor, Fts5Lexical())
+                engine = _engines.setdefault(name, Fts5Lexical())
     return engine
 
 

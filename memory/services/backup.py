@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pysqlite3.dbapi2 as sqlite
 import sqlite_vec
-from django.db import DEFAULT_DB_ALIAS, connections
 
+from memory.engines import storage_engine
 from memory.errors import InvalidInput, StorageError
 
 PATTERN = "slowave-*.sqlite3.gz"
@@ -27,10 +27,10 @@ Progress = Callable[[int], None]
 
 
 def database_path() -> Path:
-    db = connections[DEFAULT_DB_ALIAS]
-    if db.vendor != "sqlite":
+    path = storage_engine().database_file()
+    if path is None:
         raise StorageError("backups of PostgreSQL are pg_dump's job: run pg_dump on DATABASE_URL")
-    return Path(db.settings_dict["NAME"])
+    return path
 
 
 def sqlite_connect(path: Path) -> sqlite.Connection:

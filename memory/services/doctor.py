@@ -9,11 +9,12 @@ import importlib.metadata
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from memory.engines import storage_engine
 from memory.services.doctor_embedder import (
     Check,
     check_embedder,
@@ -22,9 +23,6 @@ from memory.services.doctor_embedder import (
     export_state,
 )
 from memory.vectors import backend_name
-
-if TYPE_CHECKING:
-    from django.db.backends.sqlite3.base import DatabaseWrapper as SQLiteDatabaseWrapper
 
 # Serving never imports them, and the ONNX export is built without them where they are absent
 # (memory.embedders.bert_graph): only the torch embedder needs them.
@@ -49,18 +47,6 @@ DEPENDENCIES = (
 )
 
 
-def _sqlite_path() -> Path | None:
-    db = connections[DEFAULT_DB_ALIAS]
-    return Path(db.settings_dict["NAME"]) if db.vendor == "sqlite" else None
-
-
-def _scalar(sql: str) -> Any:
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(sql)
-        row = cursor.fetchone()
-    return row[0] if row else None
-
-
 def schema_versions() -> dict[str, str]:
     """The latest applied migration per Slowave app: the schema version people can quote."""
     from django.db.migrations.recorder import MigrationRecorder
@@ -78,25 +64,17 @@ def schema_versions() -> dict[str, str]:
 
 def database_health(*, quick_check: bool = False) -> dict[str, Any]:
     """Engine, sizes, journal mode, backends and (on demand) SQLite's quick_check."""
-    db = connections[DEFAULT_DB_ALIAS]
-    path = _sqlite_path()
+    engine = storage_engine()
+    path = engine.database_file()
     health: dict[str, Any] = {
-        "engine": db.vendor,
-        "path": str(path) if path else db.settings_dict.get("NAME"),
+        "engine": engine.name,
+        "path": str(path) if path else connections[DEFAULT_DB_ALIAS].settings_dict.get("NAME"),
         "vector_backend": backend_name(),
         "embedder": settings.SLOWAVE_EMBEDDER,
         "onnx_export": export_state(),
         "schema": schema_versions(),
     }
-    if path is not None:
-        wal = Path(f"{path}-wal")
-        health["file_bytes"] = path.stat().st_size if path.exists() else 0
-        health["wal_bytes"] = wal.stat().st_size if wal.exists() else 0
-        health["journal_mode"] = _scalar("PRAGMA journal_mode")
-        health["sqlite_version"] = _scalar("SELECT sqlite_version()")
-        health["sqlite_vec_version"] = _scalar("SELECT vec_version()")
-        if quick_check:
-            health["quick_check"] = _scalar("PRAGMA quick_check")
+    health.update(engine.health(quick_check=quick_check))
     return health
 
 
@@ -128,47 +106,20 @@ def _check_dependencies() -> Check:
     return Check("dependencies", "ok", ", ".join(found))
 
 
-def _check_sqlite() -> list[Check]:
-    db = connections[DEFAULT_DB_ALIAS]
-    if db.vendor != "sqlite":
-        return [Check("database", "ok", f"{db.vendor} (sqlite checks skipped)")]
-    checks = []
-    # pysqlite3.dbapi2 here; the stdlib module cannot load sqlite-vec
-    library = cast("SQLiteDatabaseWrapper", db).Database.__name__
-    try:
-        vec = _scalar("SELECT vec_version()")
-        checks.append(
-            Check(
-                "sqlite",
-                "ok",
-                f"SQLite {_scalar('SELECT sqlite_version()')} via {library}, sqlite-vec {vec}",
-            )
-        )
-    except Exception as exc:  # a missing extension is exactly what this check reports
-        checks.append(Check("sqlite", "fail", f"sqlite-vec did not load: {exc}"))
-    try:
-        with db.cursor() as cursor:
-            cursor.execute("CREATE VIRTUAL TABLE temp.doctor_fts USING fts5(x)")
-            cursor.execute("DROP TABLE temp.doctor_fts")
-        checks.append(Check("fts5", "ok", "FTS5 available"))
-    except Exception as exc:
-        checks.append(Check("fts5", "fail", f"FTS5 unavailable: {exc}"))
-    mode = _scalar("PRAGMA journal_mode")
-    checks.append(Check("wal", "ok" if mode == "wal" else "fail", f"journal_mode={mode}"))
-    return checks
+def _check_engine() -> list[Check]:
+    return [Check(*row) for row in storage_engine().checks()]
 
 
 def _check_integrity() -> Check:
-    """SQLite's quick_check: damaged b-tree pages fail here, with what to do about them."""
-    if _sqlite_path() is None:
-        return Check("integrity", "ok", "external database (quick_check skipped)")
+    """The engine's own integrity check (SQLite's quick_check): damaged pages fail here, with
+    what to do about them."""
     restore = "restore the latest backup with `slowave restore` (stop the server first)"
     try:
-        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-            cursor.execute("PRAGMA quick_check")
-            problems = [row[0] for row in cursor.fetchall() if row[0] != "ok"]
+        problems = storage_engine().integrity()
     except Exception as exc:  # a store too damaged to check is exactly what this reports
         return Check("integrity", "fail", f"the database is damaged ({exc}); {restore}")
+    if problems is None:
+        return Check("integrity", "ok", "external database (quick_check skipped)")
     if problems:
         more = len(problems) - 3
         shown = "; ".join(problems[:3]) + (f"; … {more} more" if more > 0 else "")
@@ -200,7 +151,7 @@ def _check_paths() -> Check:
     home = Path(settings.SLOWAVE_HOME)
     if not home.is_dir() or not os.access(home, os.W_OK):
         return Check("paths", "fail", f"{home} is not a writable directory")
-    path = _sqlite_path()
+    path = storage_engine().database_file()
     mode = (path.parent.stat().st_mode & 0o777) if path and path.parent.exists() else 0o700
     detail = f"home {home}, database {path or 'external'}, backups {settings.SLOWAVE_BACKUP_DIR}"
     if mode & 0o077:
@@ -244,7 +195,7 @@ def _check_vectors() -> Check:
 
 def doctor_run(*, include_model: bool = True) -> list[Check]:
     checks = [_check_python(), _check_dependencies()]
-    checks += _check_sqlite()
+    checks += _check_engine()
     checks += [_check_integrity(), _check_migrations(), _check_paths(), _check_broker()]
     checks.append(_check_vectors())
     checks += [check_embedder(), check_export()]

@@ -16,10 +16,10 @@ from datetime import datetime
 from typing import Any, TypeVar, cast
 
 from django.core.exceptions import ValidationError
-from django.core.management.color import no_style
-from django.db import IntegrityError, connection, models, transaction
+from django.db import IntegrityError, models, transaction
 
 from memory import embeddings, passages
+from memory.engines import storage_engine
 from memory.errors import InvalidInput
 from memory.indexing import Indexed, index_embedded, index_lexical, index_prototype, indexed_text
 from memory.models import (
@@ -272,10 +272,7 @@ def export_import(
                 model._default_manager.bulk_create(rows[model], batch_size=500)
                 if progress:
                     progress(len(rows[model]))
-            if connection.vendor == "postgresql":
-                for sql in connection.ops.sequence_reset_sql(no_style(), ORDER):
-                    with connection.cursor() as cursor:
-                        cursor.execute(sql)
+            storage_engine().reset_sequences(ORDER)
             _reindex(rows, now)
     except IntegrityError as exc:
         raise InvalidInput(f"the export conflicts with stored data: {exc}") from None

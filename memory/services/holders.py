@@ -26,9 +26,9 @@ from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
+from memory.engines import storage_engine
 from memory.errors import StorageBusy
 
 log = logging.getLogger(__name__)
@@ -48,11 +48,6 @@ _held: list[ExitStack] = []  # process-lifetime registrations (store_register)
 
 def holders_directory(database: Path) -> Path:
     return Path(f"{database}-holders")
-
-
-def _sqlite_database() -> Path | None:
-    db = connections[DEFAULT_DB_ALIAS]
-    return Path(db.settings_dict["NAME"]) if db.vendor == "sqlite" else None
 
 
 def _locked(fd: int, operation: int) -> bool:
@@ -127,7 +122,7 @@ def _release(directory: Path, fd: int) -> None:
 
 
 def _register(stack: ExitStack, role: str) -> None:
-    database = _sqlite_database()
+    database = storage_engine().database_file()
     if database is None:
         return
     directory = holders_directory(database)

@@ -20,7 +20,8 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection
+
+from memory.engines import storage_engine
 
 KINDS = ("memory", "episode", "procedure", "prototype", "passage")
 
@@ -51,24 +52,15 @@ def check_kind(kind: str) -> None:
 
 
 def backend_name() -> str:
-    """The configured backend, with `auto` resolved for the current database (settings refuse
+    """The configured backend, with `auto` resolved by the database's engine (settings refuse
     the combinations that cannot work)."""
     chosen = settings.SLOWAVE_VECTOR_BACKEND
-    if chosen == "auto":
-        if connection.vendor == "sqlite":
-            return "sqlite-vec"
-        return "pgvector" if pgvector_tables() else "numpy"
-    return chosen
+    return storage_engine().vector_default() if chosen == "auto" else chosen
 
 
 def pgvector_tables() -> bool:
     """The pgvector tables exist: migration 0012 found the extension (or could create it)."""
-    if connection.vendor != "postgresql":
-        return False
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT to_regclass('pgv_memory') IS NOT NULL")
-        (found,) = cursor.fetchone()
-    return bool(found)
+    return storage_engine().pgvector_tables()
 
 
 SeedRows = Iterable[tuple[int, str, bytes]]  # (key, scope, float32 vector bytes)

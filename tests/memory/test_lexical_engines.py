@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
-from django.db import connection
+
+from memory.engines import storage_engine
 
 BASE = 9_100_000  # keys far above any real row: the FTS5 tables outlive a test's flush
 ROWS = {
@@ -71,7 +72,7 @@ EXPECTED = {
 @pytest.mark.django_db
 def test_fts5_finds_what_the_parity_test_expects():
     seen = lexical_findings()
-    assert seen.pop("engine") == "fts5" and connection.vendor == "sqlite"
+    assert seen.pop("engine") == "fts5" and storage_engine().name == "sqlite"
     assert seen == EXPECTED
 
 

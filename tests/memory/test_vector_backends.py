@@ -8,6 +8,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory.embeddings import from_blob
+from memory.engines import storage_engine
 from memory.models import Memory, VectorRow
 from memory.schemas import ActivateIn, RememberIn
 from memory.services.activate import session_activate
@@ -261,7 +262,8 @@ def opposite_order_writes() -> dict[str, object]:
     for thread in threads:
         thread.join(timeout=60)
     rows = sorted(VectorRow.objects.values_list("kind", "row_id"))
-    return {"errors": errors, "rows": [list(row) for row in rows], "vendor": connection.vendor}
+    engine = storage_engine().name
+    return {"errors": errors, "rows": [list(row) for row in rows], "engine": engine}
 
 
 @pytest.mark.django_db  # only for the module's vec-table cleanup; the test runs on PostgreSQL
@@ -280,7 +282,7 @@ def test_two_transactions_writing_kinds_in_opposite_orders_do_not_deadlock_on_po
     with fresh_postgres_database("plain") as url:  # numpy: PostgreSQL without pgvector
         env = cli_env(tmp_path, DATABASE_URL=url, SLOWAVE_VECTOR_BACKEND="numpy")
         outcome = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
-    assert outcome["vendor"] == "postgresql"
+    assert outcome["engine"] == "postgresql"
     assert outcome["errors"] == {}
     expected = [["episode", 1], ["episode", 2], ["memory", 1], ["memory", 2]]
     assert outcome["rows"] == expected
@@ -356,13 +358,13 @@ def test_each_connection_sees_exactly_the_committed_rows_and_its_own_on_postgres
 
     code = (
         "import json; from django.core.management import call_command; "
-        "from django.db import connection; "
+        "from memory.engines import storage_engine; "
         "from tests.memory.test_vector_backends import visibility_checks; "
         "call_command('migrate', verbosity=0); "
-        "print(json.dumps([connection.vendor, visibility_checks()]))"
+        "print(json.dumps([storage_engine().name, visibility_checks()]))"
     )
     with fresh_postgres_database("plain") as url:  # numpy: PostgreSQL without pgvector
         env = cli_env(tmp_path, DATABASE_URL=url, SLOWAVE_VECTOR_BACKEND="numpy")
-        vendor, seen = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
-    assert vendor == "postgresql"
+        engine, seen = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
+    assert engine == "postgresql"
     assert seen == VISIBLE

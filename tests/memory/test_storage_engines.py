@@ -1,0 +1,206 @@
+"""The storage parity test: every engine of memory.engines (SQLite, PostgreSQL) does the same
+steps alike, through the services and commands that use it.
+
+One function, `storage_findings`, runs each step on the database in use and says what it found:
+on SQLite in this process, on PostgreSQL (16 with pgvector, and the machine's without it;
+tests/pg_support.py) in a child process on a fresh database. SAME is what every engine must
+find; OWN is what differs by design (a file or none, the backends each engine holds).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection, connections
+from django.utils import timezone
+
+from memory.engines import storage_engine
+
+LOADED_ID = 9_200_000  # far above any real row: a load that kept its ids
+# Per engine: the statements that make this session read-only, and undo it.
+READ_ONLY = {
+    "sqlite": ("PRAGMA query_only = ON", "PRAGMA query_only = OFF"),
+    "postgresql": (
+        "SET default_transaction_read_only = on",
+        "SET default_transaction_read_only = off",
+    ),
+}
+
+
+def _outcome(step: Callable[[], object]) -> str:
+    try:
+        step()
+    except Exception as exc:
+        return type(exc).__name__
+    return "ok"
+
+
+def _read_only_outcome(step: Callable[[], object]) -> str:
+    on, off = READ_ONLY[storage_engine().name]
+    with connection.cursor() as cursor:
+        cursor.execute(on)
+    try:
+        return _outcome(step)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(off)
+
+
+def _next_id_after_a_load() -> int:
+    """How far past the loaded row the next new row's id lands (1: right after it)."""
+    from memory.models import WorkerRun
+
+    now = timezone.now()
+    loaded = WorkerRun(id=LOADED_ID, pass_name="parity", triggered_by="test", started_at=now)
+    WorkerRun.objects.bulk_create([loaded])
+    storage_engine().reset_sequences([WorkerRun])
+    later = WorkerRun.objects.create(pass_name="parity", triggered_by="test", started_at=now)
+    WorkerRun.objects.filter(pass_name="parity").delete()
+    return later.id - LOADED_ID
+
+
+def _migration_lock_turns() -> dict[str, bool]:
+    """A second holder (another thread, so another connection) waits while the first holds
+    the migration lock, and takes it once the first lets go."""
+    held, trying, release, taken = (threading.Event() for _ in range(4))
+
+    def first() -> None:
+        try:
+            with storage_engine().migration_lock():
+                held.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+
+    def second() -> None:
+        held.wait(30)
+        trying.set()
+        try:
+            with storage_engine().migration_lock():
+                taken.set()
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    trying.wait(30)
+    waited = not taken.wait(0.5)
+    release.set()
+    took = taken.wait(30)
+    for thread in threads:
+        thread.join(30)
+    return {"the second waits while the first holds it": waited, "then takes it": took}
+
+
+def _holders() -> list[str] | None:
+    """The roles this process registered as while it holds the store (None: no registry)."""
+    from memory.services.holders import store_hold, store_holders
+
+    with store_hold(role="parity"):
+        database = storage_engine().database_file()
+        if database is None:
+            return None
+        found = store_holders(database=database)
+    return [str(info["role"]) for info in found if info.get("pid") == os.getpid()]
+
+
+def storage_findings() -> dict[str, Any]:
+    """What each step finds on the database in use."""
+    from memory import lexical, vectors
+    from memory.services.backup import database_path
+    from memory.services.doctor import database_health
+    from memory.services.storage import storage_check_in_place, storage_check_writable
+
+    engine = storage_engine()
+    health = database_health(quick_check=True)
+    return {
+        "engine": engine.name,
+        "lexical": lexical.get_engine().name,
+        "vectors": vectors.backend_name(),
+        "doctor's engine": health["engine"],
+        "health of its own": sorted(set(health) - set(SHARED_HEALTH)),
+        "file": engine.database_file() is not None,
+        "backup": _outcome(database_path),
+        "holders": _holders(),
+        "in place": _outcome(storage_check_in_place),
+        "writable": _outcome(storage_check_writable),
+        "writable, read-only session": _read_only_outcome(storage_check_writable),
+        "next id after a load": _next_id_after_a_load(),
+        "migration lock": _migration_lock_turns(),
+        "its checks": sorted({status for _, status, _ in engine.checks()}),
+        "integrity": engine.integrity(),
+    }
+
+
+SHARED_HEALTH = ("engine", "path", "vector_backend", "embedder", "onnx_export", "schema")
+SAME = {
+    "in place": "ok",
+    "writable": "ok",
+    "writable, read-only session": "StorageReadOnly",
+    "next id after a load": 1,
+    "migration lock": {"the second waits while the first holds it": True, "then takes it": True},
+    "its checks": ["ok"],
+}
+SQLITE_HEALTH = [
+    "file_bytes",
+    "journal_mode",
+    "quick_check",
+    "sqlite_vec_version",
+    "sqlite_version",
+    "wal_bytes",
+]
+OWN: dict[str, dict[str, Any]] = {
+    "sqlite": {
+        "engine": "sqlite",
+        "lexical": "fts5",
+        "vectors": "sqlite-vec",
+        "doctor's engine": "sqlite",
+        "health of its own": SQLITE_HEALTH,
+        "file": True,
+        "backup": "ok",
+        "holders": ["parity"],
+        "integrity": [],
+    },
+    "postgresql": {
+        "engine": "postgresql",
+        "lexical": "tsvector",
+        "vectors": "pgvector",
+        "doctor's engine": "postgresql",
+        "health of its own": [],
+        "file": False,
+        "backup": "StorageError",  # pg_dump's job
+        "holders": None,
+        "integrity": None,
+    },
+}
+
+
+@pytest.mark.django_db(transaction=True)  # the probes and locks run outside any transaction
+def test_sqlite_does_what_the_parity_test_expects() -> None:
+    assert storage_findings() == {**SAME, **OWN["sqlite"]}
+
+
+@pytest.mark.django_db  # nothing here touches SQLite; the findings come from PostgreSQL
+@pytest.mark.parametrize(("server", "vectors"), [("pgvector", "pgvector"), ("plain", "numpy")])
+def test_postgresql_does_what_the_parity_test_expects(
+    tmp_path: Path, server: str, vectors: str
+) -> None:
+    from tests.cli.runner import cli_env, run_python
+    from tests.pg_support import fresh_postgres_database
+
+    code = (
+        "import json; from django.core.management import call_command; "
+        "from tests.memory.test_storage_engines import storage_findings; "
+        "call_command('migrate', verbosity=0); print(json.dumps(storage_findings()))"
+    )
+    with fresh_postgres_database(server) as url:  # type: ignore[arg-type]
+        env = cli_env(tmp_path, DATABASE_URL=url)
+        seen = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
+    assert seen == {**SAME, **OWN["postgresql"], "vectors": vectors}
