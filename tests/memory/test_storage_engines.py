@@ -1,5 +1,6 @@
 """The storage parity test: every engine of memory.engines (SQLite, PostgreSQL) does the same
-steps alike, through the services and commands that use it.
+steps alike: through the services that use it (the write and file probes, backups, holders,
+doctor's health) and directly (the migration lock, the sequence reset, the checks).
 
 One function, `storage_findings`, runs each step on the database in use and says what it found:
 on SQLite in this process, on PostgreSQL (16 with pgvector, and the machine's without it;
@@ -14,7 +15,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from django.db import connection, connections
@@ -190,7 +191,7 @@ def test_sqlite_does_what_the_parity_test_expects() -> None:
 @pytest.mark.django_db  # nothing here touches SQLite; the findings come from PostgreSQL
 @pytest.mark.parametrize(("server", "vectors"), [("pgvector", "pgvector"), ("plain", "numpy")])
 def test_postgresql_does_what_the_parity_test_expects(
-    tmp_path: Path, server: str, vectors: str
+    tmp_path: Path, server: Literal["pgvector", "plain"], vectors: str
 ) -> None:
     from tests.cli.runner import cli_env, run_python
     from tests.pg_support import fresh_postgres_database
@@ -200,7 +201,7 @@ def test_postgresql_does_what_the_parity_test_expects(
         "from tests.memory.test_storage_engines import storage_findings; "
         "call_command('migrate', verbosity=0); print(json.dumps(storage_findings()))"
     )
-    with fresh_postgres_database(server) as url:  # type: ignore[arg-type]
+    with fresh_postgres_database(server) as url:
         env = cli_env(tmp_path, DATABASE_URL=url)
         seen = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
     assert seen == {**SAME, **OWN["postgresql"], "vectors": vectors}
