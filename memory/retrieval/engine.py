@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from django.db.models import Max
@@ -40,6 +41,7 @@ from memory.retrieval.scored import Cue, Scored
 from memory.retrieval.scoring import coverage, facet_terms, idf
 from memory.retrieval.sessions import session_admits, session_matches
 from memory.retrieval.temporal import parse_window, temporal_bonus
+from memory.retrieval.tense import asks_about_past
 from memory.text import stems, tokens
 
 Neighbours = dict[int, list[tuple[MemoryRow, float, float]]]
@@ -65,7 +67,7 @@ class Ranking:
         """Episodes matching the cue directly (recall evidence), by the same floor; ranked on
         first use, since provenance events usually fill the evidence without them."""
         if self._episodes is None:
-            self._episodes = _rank_episodes(self.cue, self.policy, self.now)
+            self._episodes = _rank_episodes(self.cue, self.policy, self.now)[0]
         return self._episodes
 
 
@@ -76,7 +78,8 @@ def rank(
     cue, cut = working_cue(cue)
     facets, truncated = split_facets(cue)
     prepared = _prepare(scope, cue, facets, now, policy)
-    memories, capped = _rank_memories(prepared, policy, now, with_context=kind == "recall")
+    recall = kind == "recall"
+    memories, capped, under = _rank_memories(prepared, policy, now, with_context=recall)
     if kind == "activate":
         memories = ordering.apply_margin(memories, len(facets), policy.admission.relative_margin)
     memories = ordering.order(memories, prepared.named, policy)
@@ -93,9 +96,23 @@ def rank(
     ranking.associated = associations.neighbours(memories, prepared, policy)
     if prepared.imported:
         paging = policy.paging
-        cap = paging.history_recall if kind == "recall" else paging.history_activate
-        ranking.history = _rank_episodes(prepared, policy, now, imported_only=True)[:cap]
+        cap = paging.history_recall if recall else paging.history_activate
+        history, unheard = _rank_episodes(prepared, policy, now, imported_only=True)
+        ranking.history = history[:cap]
+        under += unheard
+    if recall:
+        _fill_depth(ranking, under)
     return ranking
+
+
+def _fill_depth(ranking: Ranking, under: list[Scored[Any]]) -> None:
+    """Recall's page filled under the floor (signals.depth_fill): memories and imported turns
+    alike, each placed below everything admitted, so the merge by score keeps them last."""
+    extra = signals.depth_fill(
+        under, [*ranking.memories, *ranking.history], ranking.cue, ranking.policy
+    )
+    ranking.memories += [it for it in extra if isinstance(it.obj, MemoryRow)]
+    ranking.history += [it for it in extra if not isinstance(it.obj, MemoryRow)]
 
 
 def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: RankingPolicy) -> Cue:
@@ -120,6 +137,7 @@ def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: Ran
         named=named,
         imported=facts.imported,
         long_history=spreads and facts.remembered_sessions >= spread_over,
+        past=asks_about_past(cue),
     )
 
 
@@ -259,7 +277,9 @@ def _memory_items(
 
 def _rank_memories(
     cue: Cue, policy: RankingPolicy, now: datetime, with_context: bool
-) -> tuple[list[Scored[MemoryRow]], bool]:
+) -> tuple[list[Scored[MemoryRow]], bool, list[Scored[Any]]]:
+    """The admitted memories, whether a pool was capped, and the scope's candidates under the
+    floor."""
     scopes = searchable_scopes(cue.scope)
     pools = _gather(cue, "memory", scopes, policy)
     ids = set().union(*(p.ids for p in pools)) if pools else set()
@@ -274,7 +294,10 @@ def _rank_memories(
     signals.apply(admitted, cue, policy, recall=with_context, after_admission=True)
     floor = max((max(len(p.dense), len(p.lexical)) for p in pools), default=0)
     capped = any(p.capped for p in pools) and len(admitted) >= floor
-    return admitted, capped
+    chosen = {id(it) for it in admitted}
+    # Recall's depth fill (signals.depth_fill) reads the cue's own scope only.
+    under = [it for it in items if id(it) not in chosen and it.obj.scope == cue.scope]
+    return admitted, capped, under
 
 
 def _session_turns(cue: Cue, scopes: list[str], policy: RankingPolicy) -> set[int]:
@@ -340,11 +363,13 @@ def _discriminative(
 
 def _rank_episodes(
     cue: Cue, policy: RankingPolicy, now: datetime, *, imported_only: bool = False
-) -> list[Scored[EpisodeRow]]:
+) -> tuple[list[Scored[EpisodeRow]], list[Scored[Any]]]:
+    """Episodes passing the floor, best first, and those under it."""
     pools = _gather(cue, "episode", [cue.scope], policy)
     ids = set().union(*(p.ids for p in pools)) if pools else set()
     terms = policy.terms
-    out = []
+    out: list[Scored[EpisodeRow]] = []
+    under: list[Scored[Any]] = []
     for episode in load_episodes(ids, cue.scope, imported_only=imported_only):
         item = Scored(obj=episode, vector=embeddings.from_blob(episode.embedding))
         moment = episode.occurred_at or episode.recorded_at
@@ -360,7 +385,6 @@ def _rank_episodes(
             when,
             policy,
         )
-        if item.topical >= policy.admission.floor:
-            out.append(item)
+        (out if item.topical >= policy.admission.floor else under).append(item)
     out.sort(key=lambda it: (-it.score, it.obj.pk))
-    return out
+    return out, under

@@ -70,6 +70,19 @@ class ScoreTerms:
 
 
 @dataclass(frozen=True)
+class Depth:
+    """Issue 24 item 3, recall only: once the best item clearly passes the floor (topical ≥
+    floor + clear), a deliberate lookup fills its first `items` places with the next-best
+    candidates down to topical `min_topical`, placed after every admitted item, so the page
+    never changes above them. An unrelated cue (nothing clearly over the floor) still returns
+    nothing. `items` 0 turns it off."""
+
+    items: int = 20
+    clear: float = 0.05
+    min_topical: float = 0.20
+
+
+@dataclass(frozen=True)
 class Recall:
     """Signals read from the session a memory was remembered in: recall only."""
 
@@ -210,6 +223,9 @@ class Supersession:
     max_drop: float = 0.80
     depth: int = 9  # 5 (max_drop 0.5, no speaker gate): 0.448 on the tuning half
     same_speaker: bool = True
+    # Only for a cue about how things stand: a cue about what happened (tense.py) asks for an
+    # event, and an older account of it is not replaced by a newer one alike.
+    present_only: bool = True
     step: float = 1e-3  # how far below: scores are recorded to 4 places
 
 
@@ -274,6 +290,7 @@ class RankingPolicy:
     admission: Admission = field(default_factory=Admission)
     terms: ScoreTerms = field(default_factory=ScoreTerms)
     recall: Recall = field(default_factory=Recall)
+    depth: Depth = field(default_factory=Depth)
     speakers: Speakers = field(default_factory=Speakers)
     updates: Updates = field(default_factory=Updates)
     sessions: Sessions = field(default_factory=Sessions)

@@ -39,6 +39,7 @@ class Cue:
     # Some cue term is found in few enough items to tell them apart (magnitude fusion).
     discriminative: bool = True
     long_history: bool = False  # the scope holds enough sessions to spread over (sessions.py)
+    past: bool = False  # the cue asks what happened, not how things stand (tense.py)
 
 
 @dataclass

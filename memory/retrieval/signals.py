@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -209,7 +210,7 @@ def superseded(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
     ends in date order. Nothing is lifted (updates.py says how versions are found)."""
     rule = policy.supersession
     out = [0.0] * len(items)
-    if not rule.weight or len(items) < 2:
+    if not rule.weight or len(items) < 2 or (rule.present_only and cue.past):
         return out
     newer_of = updates.versions(items, cue, rule, policy.stemming.snowball)
     score = [it.score for it in items]
@@ -220,6 +221,27 @@ def superseded(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
             out[a] = rule.weight * (target - score[a])
             score[a] += out[a]
     return out
+
+
+def depth_fill(
+    under: list[Scored[Any]], admitted: list[Scored[Any]], cue: Cue, policy: RankingPolicy
+) -> list[Scored[Any]]:
+    """Recall only: when the best admitted item clearly passes the floor, the next-best
+    candidates under it (of the cue's own scope; down to depth.min_topical) fill the page, each
+    placed below every admitted item (`depth`), best first."""
+    rule = policy.depth
+    room = rule.items - len(admitted)
+    best = max((it.topical for it in admitted), default=0.0)
+    if room <= 0 or best < policy.admission.floor + rule.clear:
+        return []
+    extra = sorted(
+        (it for it in under if it.topical >= rule.min_topical),
+        key=lambda it: (-it.score, str(it.obj.pk)),
+    )[:room]
+    lowest = min(it.score for it in admitted)
+    for at, it in enumerate(extra, 1):
+        it.add("depth", min(0.0, lowest - at * 1e-3 - it.score))
+    return extra
 
 
 @dataclass(frozen=True)
@@ -276,6 +298,7 @@ MEANINGS: dict[str, str] = {
     "session_evidence": "its session matches the cue as a whole (BM25 over the session's turns)",
     "spread": "lowered per item of its session already placed above it (favours other sessions)",
     "superseded": "placed below a newer version of it (same cue terms, nearly the same sentence)",
+    "depth": "recall filling its page under the floor, placed after every admitted item",
     "lead": "a named speaker's own account moved to the top",
     "placed": "lowered to sit below the item ordered above it",
     "feedback": "procedures: what accepted feedback said (helped raises, harmed lowers)",

@@ -98,6 +98,11 @@ def _entries(
     return direct, procedures, associated
 
 
+def _depth_filled(entry: Entry) -> bool:
+    contributions = cast(list[list[object]], entry.scores.get("signals", []))
+    return any(name == "depth" for name, *_ in contributions)
+
+
 def _with_history(direct: list[Entry], ranking: Ranking, query: str) -> list[Entry]:
     """The direct memories with the imported turns that passed the floor merged in by score;
     each list keeps its own order, and without imported history nothing changes."""
@@ -201,7 +206,9 @@ def retrieval_prepare(
             evidence, cut = evidence_within(evidence, budget.chars - sum(i["chars"] for i in first))
             truncated = truncated or cut
         catalog["evidence"], catalog["evidence_truncated"] = evidence, truncated
-    return Prepared(kind, cue, evidence_mode, ranking, catalog, len(direct), max_tokens)
+    # Spec §7.5.6: the admitted direct items; recall's depth fill under the floor is not.
+    admitted = sum(1 for e in direct if not _depth_filled(e))
+    return Prepared(kind, cue, evidence_mode, ranking, catalog, admitted, max_tokens)
 
 
 def retrieval_publish(

@@ -376,3 +376,59 @@ def test_it_stems_query_terms_so_migrate_meets_migrations():
 
     assert coverage(_without("stemming", snowball=True)) == pytest.approx(1.0)
     assert coverage(DEFAULT_POLICY) < 0.7  # off by default: see policy.Stemming
+
+
+def test_a_question_about_the_past_keeps_the_older_version_where_it_ranks():
+    # Supersession reads the cue's tense: what was said back then is an event, not a rule
+    # that a newer line replaced.
+    old, _, new = _dated(
+        ("Mentor: Always start function argument names with the prefix 'e_', it is our rule", 40),
+        ("Mentor: I enjoyed the talk on naming things at the meetup last week", 30),
+        ("Mentor: From now on, function argument names start with the prefix 'x_'", 20),
+    )
+    on = _without("supersession", weight=1.0)
+    present = "Which prefix should function argument names always start with?"
+    past = "Which prefix did the mentor first say function argument names always start with?"
+    assert _ranked(present, policy=on).index(new) < _ranked(present, policy=on).index(old)
+    order = _ranked(past, policy=on)
+    assert order.index(old) < order.index(new)
+    everywhere = replace(on, supersession=replace(on.supersession, present_only=False))
+    order = _ranked(past, policy=everywhere)
+    assert order.index(new) < order.index(old)
+
+
+@pytest.mark.parametrize(
+    ("cue", "past"),
+    [
+        ("Which prefix should function argument names start with?", False),
+        ("What string must be included in method names?", False),
+        ("Write tests for the CSV export and the refund endpoint", False),
+        ("When is the standup?", False),
+        ("When did we move the standup?", True),
+        ("What did Caroline say about the adoption agency?", True),
+        ("Where was the team offsite held?", True),
+        ("Which book recommendation did Tim give to John?", True),
+        ("What painting was finished three weeks ago?", True),
+        ("Who organised the hackathon?", True),
+    ],
+)
+def test_the_tense_of_a_cue_is_read_from_its_grammar(cue, past):
+    from memory.retrieval.tense import asks_about_past
+
+    assert asks_about_past(cue) is past
+
+
+def test_recall_fills_its_page_below_the_floor_once_the_best_item_clearly_passes():
+    # Separate sessions: a neighbouring turn would be admitted as context anyway.
+    (strong,) = _facts("Deploys of the billing service go out through the blue-green pipeline")
+    (weak,) = _facts("The payments team owns the invoice renderer")
+    cue = "How do deploys of the billing service go out?"
+    ranking = rank(scope=SCOPE, cue=cue, kind="recall", now=timezone.now())
+    by_pk = {it.obj.pk: it for it in ranking.memories}
+    assert ranking.memories[0].obj.pk == strong
+    assert weak in by_pk and by_pk[weak].topical < DEFAULT_POLICY.admission.floor
+    off = _without("depth", items=0)
+    assert _ranked(cue, policy=off) == [strong]
+    # Activation keeps its compact working set, and an unrelated cue still returns nothing.
+    assert weak not in _ranked(cue, kind="activate")
+    assert _ranked("Choose a paint colour for the office lobby walls") == []
