@@ -7,8 +7,8 @@ before it imports the MCP SDK), the embedder and the copies themselves (memory.e
 memory.vectors).
 
 Why: an agent's first activate waited for the model (~0.3 s), and its first remember read the
-whole vector table into the copy inside its write transaction (~1 s at 10,000 memories, about
-eight times the same read outside one). Both spend most of their time in C with the GIL
+whole vector table into the copy inside its write transaction (2.0 s of CPU at 10,000 memories on
+a loaded machine, against 0.27 s for the same read outside one). Both spend most of their time in C with the GIL
 released, so on a second core they overlap the SDK's import instead of following it.
 """
 
