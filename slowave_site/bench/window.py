@@ -158,40 +158,42 @@ async def start_once(
             async with ClientSession(
                 read, write, read_timeout_seconds=REQUEST_TIMEOUT_SECONDS, client_info=client
             ) as session:
-                await session.initialize()
-                mark("initialize")
-                await session.list_tools()
-                mark("tools_list")
-                opened = await _call(
-                    session,
-                    "slowave_activate",
-                    {"task": query, "initial_goal": "answer it", "scope": scope},
-                )
-                mark("activate")
-                session_id = opened["session_id"]
-                await _call(
-                    session,
-                    "slowave_remember",
-                    {
-                        "scope": scope,
-                        "session_id": session_id,
-                        "content": f"The window bench started a server ({marker[:8]})",
-                        "type": "fact",
-                    },
-                )
-                mark("remember")
-                pid = _child_pid(marker)
-                cpu_at_remember = _cpu_seconds(pid)
-                await _call(
-                    session,
-                    "slowave_recall",
-                    {"session_id": session_id, "scope": scope, "query": query},
-                )
-                mark("recall")
-                seconds["rss_mb"] = _status_mb(pid, "VmRSS")
-                seconds["peak_rss_mb"] = _status_mb(pid, "VmHWM")
-                seconds["cpu_at_remember"] = cpu_at_remember
+                seconds |= await _first_task(session, mark, scope=scope, query=query, marker=marker)
     return seconds
+
+
+async def _first_task(
+    session: ClientSession, mark: Callable[[str], None], *, scope: str, query: str, marker: str
+) -> dict[str, float]:
+    """The handshake, then activate, remember and recall, each marked when answered; the
+    server's CPU by the remember and its RSS after the recall."""
+    await session.initialize()
+    mark("initialize")
+    await session.list_tools()
+    mark("tools_list")
+    opened = await _call(
+        session, "slowave_activate", {"task": query, "initial_goal": "answer it", "scope": scope}
+    )
+    mark("activate")
+    session_id = opened["session_id"]
+    remembered = f"The window bench started a server ({marker[:8]})"
+    await _call(
+        session,
+        "slowave_remember",
+        {"scope": scope, "session_id": session_id, "content": remembered, "type": "fact"},
+    )
+    mark("remember")
+    pid = _child_pid(marker)
+    cpu_at_remember = _cpu_seconds(pid)
+    await _call(
+        session, "slowave_recall", {"session_id": session_id, "scope": scope, "query": query}
+    )
+    mark("recall")
+    return {
+        "rss_mb": _status_mb(pid, "VmRSS"),
+        "peak_rss_mb": _status_mb(pid, "VmHWM"),
+        "cpu_at_remember": cpu_at_remember,
+    }
 
 
 def floor_once(code: str) -> float:
