@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "restore": ("restore", "replace the database with a backup (--yes)"),
     "import": ("import", "import transcripts (JSONL) or a Slowave export"),
     "export": ("export", "export scopes as JSONL"),
-    "bench": ("bench", "benchmarks (locomo, scale, consolidate, load)"),
+    "bench": ("bench", "retrieval and speed benchmarks (locomo, scale, load, window, ...)"),
     "createadmin": ("createadmin", "create an admin login"),
     "setup": ("setup", "MCP configuration for claude-code, cursor, generic; --hooks"),
     "token": ("token", "API tokens for /api/ and /mcp: create, revoke, list"),

@@ -123,9 +123,15 @@ def _ask(question: str, scope: str) -> tuple[float, float]:
     return (middle - started) * 1000, (time.perf_counter() - middle) * 1000
 
 
-def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print) -> dict[str, Any]:
+def scope_names_for(scopes: int) -> list[str]:
+    return [f"project:scale-{i}" for i in range(scopes)]
+
+
+def ingest_synthetic(*, memories: int, scopes: int = 10, log=print) -> list[str]:
+    """Remember `memories` synthetic claims, 256 at a time, spread over `scopes` scopes;
+    the scopes' names, in order."""
     rows = synthetic(memories)
-    scope_names = [f"project:scale-{i}" for i in range(scopes)]
+    scope_names = scope_names_for(scopes)
     sessions = {
         s: session_activate(
             data=ActivateIn(task="seed", initial_goal="seed", scope=s),
@@ -134,7 +140,6 @@ def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print)
         )["session_id"]
         for s in scope_names
     }
-    started = time.perf_counter()
     for start in range(0, memories, 256):
         scope = scope_names[(start // 256) % scopes]
         batch = [
@@ -147,6 +152,12 @@ def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print)
         )
         if start and start % (256 * 40) == 0:
             log(f"ingested {start} memories")
+    return scope_names
+
+
+def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print) -> dict[str, Any]:
+    started = time.perf_counter()
+    scope_names = ingest_synthetic(memories=memories, scopes=scopes, log=log)
     ingest_seconds = time.perf_counter() - started
     rng = random.Random(7)
     questions = [

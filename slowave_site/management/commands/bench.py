@@ -1,5 +1,5 @@
 """`slowave bench locomo|longmemeval|memorycode PATH`: Slowave beside plain-RAG baselines on a
-benchmark file; `scale`, `consolidate` and `load` measure speed. The runs live in
+benchmark file; `scale`, `consolidate`, `load` and `window` measure speed. The runs live in
 slowave_site/bench/*."""
 
 from __future__ import annotations
@@ -111,6 +111,28 @@ class Command(BaseCommand):
         consolidate.add_argument("--episodes", type=int, required=True)
         consolidate.add_argument("--scopes", type=int, default=10)
         consolidate.add_argument("--out", help="write the JSON report here")
+        window = sub.add_parser(
+            "window", help="spawn-to-answer times and RSS of mcp_serve over a real stdio client"
+        )
+        window.add_argument(
+            "--db",
+            help="the store to serve (copied per variant); a missing file is built there with "
+            "--memories (default: built in a temporary directory)",
+        )
+        window.add_argument(
+            "--memories", type=int, default=10_000, help="size of a built store (bench scale's)"
+        )
+        window.add_argument("--runs", type=int, default=5, help="measured starts per variant")
+        window.add_argument(
+            "--against",
+            metavar="REV",
+            help="also spawn this git revision's checkout (a temporary worktree), alternately",
+        )
+        window.add_argument("--scope", default="project:scale-0", help="the scope the agent uses")
+        window.add_argument(
+            "--query", default="What does the billing queue use?", help="activate and recall cue"
+        )
+        window.add_argument("--out", help="write the JSON report here")
         load = sub.add_parser("load", help="concurrent agents' full cycles over MCP HTTP")
         load.add_argument("--agents", default="1,4,16", help="agent counts, one phase each")
         load.add_argument("--cycles", type=int, default=64, help="cycles per phase, shared out")
@@ -134,6 +156,8 @@ class Command(BaseCommand):
             return self._consolidate_bench(options)
         if options["bench"] == "load":
             return self._load(options)
+        if options["bench"] == "window":
+            return self._window(options)
         if options["bench"] == "longmemeval":
             return self._longmemeval(options)
         if options["bench"] == "memorycode":
@@ -177,6 +201,29 @@ class Command(BaseCommand):
         print_load(report, Console(file=cast(IO[str], self.stdout), width=110))
         if not report["ok"]:
             raise CommandError("load bench failed: " + "; ".join(report["failures"]))
+
+    def _window(self, options) -> None:
+        from slowave_site.bench.report import write_json
+        from slowave_site.bench.window_run import format_window, run_window_bench
+
+        if options["runs"] < 1 or options["memories"] < 1:
+            raise CommandError("--runs and --memories must be positive")
+        try:
+            report = run_window_bench(
+                db=options["db"],
+                memories=options["memories"],
+                runs=options["runs"],
+                against=options["against"],
+                scope=options["scope"],
+                query=options["query"],
+                build=_build_scale_store,
+                log=lambda m: self.stderr.write(m),
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise CommandError(str(exc)) from exc
+        if options["out"]:
+            write_json(options["out"], report)
+        self.stdout.write(format_window(report))
 
     def _emit(self, report, out: str | None) -> None:
         import json
@@ -315,6 +362,15 @@ def _shared(options) -> dict:
         "out": options["out"],
         "details": options["details"],
     }
+
+
+def _build_scale_store(path: Path, memories: int, log: Callable[[str], None]) -> None:
+    """A store of `memories` synthetic claims at `path`, as `bench scale` ingests them."""
+    from slowave_site.bench.scale import ingest_synthetic
+
+    _use_scratch_database(str(path))
+    ingest_synthetic(memories=memories, log=log)
+    connections["default"].close()
 
 
 def _use_scratch_database(path: str | None) -> None:

@@ -1,0 +1,64 @@
+"""A serving process warmed before its first call (memory.services.warming): the vector copy
+is caught up outside any request, so the first all-scope search (a remember's corroboration)
+reads only the rows written after the warm-up, not the whole table inside its transaction."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memory import vectors
+from memory.services.warming import serving_warm_up
+from memory.vectors import get_index
+
+# Committed rows, so the warm-up's own connection sees them; only vector rows (the events
+# table is append-only, so sessions and memories cannot be committed in a test).
+committing = pytest.mark.django_db(transaction=True)
+BASE = 9_000_000  # keys far above any real row: the sqlite-vec tables outlive a test's flush
+CATCH_UP = re.compile(r"FROM vec_memory WHERE rowid > (\d+)")
+
+
+@pytest.fixture(autouse=True)
+def _clean_vec_table():
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM vec_memory WHERE rowid >= %s", [BASE])
+        cursor.execute(
+            "UPDATE vec_generation SET top = (SELECT coalesce(max(rowid), 0) FROM vec_memory) "
+            "WHERE kind = 'memory'"
+        )
+
+
+def _first_search_reads_above() -> list[int]:
+    """Where the process's first all-scope search started reading the vector table."""
+    query = np.ones((1, 384), dtype=np.float32)
+    with CaptureQueriesContext(connection) as queries:
+        get_index().knn_all_scopes_many("memory", query, 5)
+    return [int(m.group(1)) for q in queries for m in [CATCH_UP.search(q["sql"])] if m]
+
+
+def _warm_in_a_thread() -> None:
+    # As mcp_serve runs it: a thread of its own, with its own database connection.
+    warm = threading.Thread(target=serving_warm_up)
+    warm.start()
+    warm.join(timeout=120)
+    assert not warm.is_alive()
+
+
+@committing
+def test_a_warmed_process_reads_only_the_rows_written_after_its_warm_up(monkeypatch):
+    rows = np.random.default_rng(3).normal(size=(6, 384)).astype(np.float32)
+    for key, vector in enumerate(rows, start=BASE):
+        get_index().upsert("memory", key, f"project:warm-{key % 2}", vector)
+
+    monkeypatch.setattr(vectors, "_index", None)  # a new process: its copy holds nothing
+    assert _first_search_reads_above() == [0]
+
+    monkeypatch.setattr(vectors, "_index", None)
+    _warm_in_a_thread()
+    assert _first_search_reads_above() == [BASE + len(rows) - 1]
