@@ -219,6 +219,11 @@ class Supersession:
     # max_drop 0.3, 0.70 gave 0.414 and 0.75 0.517.
     sentence_cosine: float = 0.65
     same_terms: float = 0.60  # 0.50: the same
+    min_coverage: float = 0.0
+    # The newer item must say it changes something ("now", "instead", "no longer", updates.py):
+    # 150 of MemoryCode dev's 165 current versions of updated instructions do, 250 of LoCoMo
+    # dev's 2,760 turns.
+    marked: bool = True
     # Tuning half, depth 9: 0.5 → 0.379, 0.8 → 0.241 (LoCoMo R@5 0.670 → 0.654, R@10 0.800).
     max_drop: float = 0.80
     depth: int = 9  # 5 (max_drop 0.5, no speaker gate): 0.448 on the tuning half

@@ -9,6 +9,7 @@ now start with 'gn_'") is only 0.57 from the old one as a whole, 0.76 at its bes
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -20,6 +21,22 @@ from memory.retrieval.candidates import MemoryRow
 from memory.retrieval.policy import Supersession
 from memory.retrieval.scored import Cue, Scored
 from memory.text import stems
+
+
+# Words by which a correction says it is one ("from now on", "instead", "no longer", "we
+# switched to", "the new rule"). Two lines alike in a conversation usually just return to a
+# subject; a line that replaces an earlier one usually says so.
+_CHANGE = re.compile(
+    r"\b(?:now|from now on|going forward|moving forward|from here on|henceforth|instead|"
+    r"rather than|no longer|any ?more|chang(?:e|ed|es|ing)|switch(?:ed|es|ing)?|"
+    r"updat(?:e|ed|es|ing)|revis(?:e|ed|es|ing)|replac(?:e|ed|es|ing)|new|latest|"
+    r"these days)\b",
+    re.IGNORECASE,
+)
+
+
+def says_it_changes(text: str) -> bool:
+    return _CHANGE.search(text) is not None
 
 
 def moment(row: MemoryRow) -> datetime:
@@ -53,15 +70,25 @@ def versions(
     items: Sequence[Scored[MemoryRow]], cue: Cue, rule: Supersession, full_stems: bool
 ) -> list[list[int]]:
     """For each of the first `rule.depth` items (by index), the indices of the newer items it
-    is an older version of (empty for the rest)."""
+    is an older version of (empty for the rest). With `rule.marked` the newer one must say it
+    changes something (_CHANGE). Both must hold at least `min_coverage` of the
+    cue's terms: two lines that share one common word of it ("how's it going?") are chat, not
+    versions of a claim the cue asks about."""
     found: list[list[int]] = [[] for _ in items]
-    top = sorted(range(len(items)), key=lambda i: -items[i].score)[: rule.depth]
+    top = [
+        i
+        for i in sorted(range(len(items)), key=lambda i: -items[i].score)[: rule.depth]
+        if items[i].inputs.get("coverage", 0.0) >= rule.min_coverage
+    ]
     weights = cue_weights(cue)
     held = {i: frozenset(weights) & stems(items[i].obj.content, full=full_stems) for i in top}
     vectors = {i: sentences(items[i]) for i in top}
+    marked = {i: says_it_changes(items[i].obj.content) for i in top}
     for a in top:
         for b in top:
             if a == b or not moment(items[a].obj) < moment(items[b].obj):
+                continue
+            if rule.marked and not marked[b]:
                 continue
             va, vb = vectors[a], vectors[b]
             if va is None or vb is None:
