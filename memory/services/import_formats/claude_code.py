@@ -15,23 +15,20 @@ once, and the lines one streamed answer was written in (same `message.id`) make 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from memory.errors import InvalidInput
-from memory.schemas import JsonTooDeep, RuleViolation, json_loads, parse_timestamp, without_nul
 from memory.services.import_formats import (
     HistoryPlan,
     SourceFile,
-    checked_scope,
     malformed,
     project_scope,
     records,
 )
-from memory.services.repo_scope import repo_scope
+from memory.services.import_formats.jsonl import cwd_scope, line_object, line_string, line_time
 
 KEPT_TYPES = ("user", "assistant")
 # What Claude Code writes as a user turn around slash commands and interruptions: not
@@ -62,18 +59,6 @@ class _Project:
     cwd: str | None = None
 
 
-def _object(source: str, number: int, raw: str) -> dict[str, Any]:
-    try:
-        data = without_nul(json_loads(raw))
-    except JsonTooDeep as exc:
-        raise malformed(source, number, exc.message) from None
-    except json.JSONDecodeError as exc:
-        raise malformed(source, number, f"not valid JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise malformed(source, number, "each line must be a JSON object")
-    return data
-
-
 def _texts(source: str, number: int, message: Any) -> list[str]:
     """The text of a user or assistant message; [] when it holds only tool noise."""
     if not isinstance(message, dict):
@@ -95,15 +80,6 @@ def _texts(source: str, number: int, message: Any) -> list[str]:
     return texts
 
 
-def _string(source: str, number: int, data: dict[str, Any], name: str) -> str | None:
-    value = data.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise malformed(source, number, f"{name} must be a nonblank string")
-    return value
-
-
 def _turn(source: SourceFile, number: int, data: dict[str, Any]) -> _Turn | None:
     """The kept turn of a user or assistant line, or None when it is noise."""
     name = source.name
@@ -112,13 +88,8 @@ def _turn(source: SourceFile, number: int, data: dict[str, Any]) -> _Turn | None
     text = "\n\n".join(t.strip() for t in _texts(name, number, data.get("message")) if t.strip())
     if not text or WRAPPER_RE.match(text):
         return None
-    session = _string(name, number, data, "sessionId")
-    occurred_at = _string(name, number, data, "timestamp")
-    if occurred_at is not None:
-        try:
-            parse_timestamp(occurred_at, "timestamp")
-        except RuleViolation as exc:
-            raise malformed(name, number, exc.message) from None
+    session = line_string(name, number, data, "sessionId")
+    occurred_at = line_time(name, number, data, "timestamp")
     message_id = data["message"].get("id")
     stem = name.rsplit("/", 1)[-1].removesuffix(".jsonl")
     return _Turn(
@@ -136,7 +107,7 @@ def _read_file(source: SourceFile, project: _Project, plan: HistoryPlan) -> None
     for number, raw in enumerate(source.lines, start=1):
         if not raw.strip():
             continue
-        data = _object(source.name, number, raw)
+        data = line_object(source.name, number, raw)
         if project.cwd is None and isinstance(data.get("cwd"), str) and data["cwd"].strip():
             project.cwd = data["cwd"]
         if data.get("type") not in KEPT_TYPES:
@@ -176,10 +147,9 @@ def _merged(turns: list[tuple[str, _Turn]]) -> list[tuple[str, _Turn]]:
 def _scope_of(project: _Project, directory: str | None, scope: str | None, first: str) -> str:
     if scope is not None:
         return scope
-    if project.cwd is not None and project.cwd.rstrip("\\/"):
-        # The repository's scope (memory.services.repo_scope) when the recorded working
-        # directory is here; else its last part: "/home/me/src/myapp" -> "project:myapp".
-        return checked_scope(repo_scope(project.cwd))
+    recorded = cwd_scope(project.cwd)
+    if recorded is not None:
+        return recorded
     if directory is None:
         raise InvalidInput.for_field(
             "scope", f"{first} records no cwd to name its scope by: give a scope"
