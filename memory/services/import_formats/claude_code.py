@@ -21,14 +21,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.errors import InvalidInput
-from memory.services.import_formats import (
-    HistoryPlan,
-    SourceFile,
-    malformed,
-    project_scope,
-    records,
+from memory.services.import_formats import HistoryPlan, SourceFile, malformed, project_scope
+from memory.services.import_formats.jsonl import (
+    Turn,
+    cwd_scope,
+    line_object,
+    line_string,
+    line_time,
+    turn_add,
 )
-from memory.services.import_formats.jsonl import cwd_scope, line_object, line_string, line_time
 
 KEPT_TYPES = ("user", "assistant")
 # What Claude Code writes as a user turn around slash commands and interruptions: not
@@ -41,12 +42,7 @@ WRAPPER_RE = re.compile(
 
 
 @dataclass
-class _Turn:
-    where: int
-    key: str
-    role: str
-    text: str
-    occurred_at: str | None
+class _Turn(Turn):
     message_id: str | None
     uuid: str | None
 
@@ -55,7 +51,7 @@ class _Turn:
 class _Project:
     """The turns read from one project directory's files, and its first recorded cwd."""
 
-    turns: list[tuple[str, _Turn]]
+    turns: list[_Turn]
     cwd: str | None = None
 
 
@@ -93,6 +89,7 @@ def _turn(source: SourceFile, number: int, data: dict[str, Any]) -> _Turn | None
     message_id = data["message"].get("id")
     stem = name.rsplit("/", 1)[-1].removesuffix(".jsonl")
     return _Turn(
+        source=name,
         where=number,
         key=f"claude-code:{session or stem}",
         role=str(data["type"]),
@@ -118,15 +115,15 @@ def _read_file(source: SourceFile, project: _Project, plan: HistoryPlan) -> None
             plan.turns_dropped += 1
         else:
             plan.hold(text=turn.text, source=f"{source.name}:{number}")
-            project.turns.append((source.name, turn))
+            project.turns.append(turn)
 
 
-def _merged(turns: list[tuple[str, _Turn]]) -> list[tuple[str, _Turn]]:
+def _merged(turns: list[_Turn]) -> list[_Turn]:
     """One turn per streamed message, each line counted once, in file order per session."""
     seen: set[tuple[str, str]] = set()
     last: dict[str, _Turn] = {}
-    kept: list[tuple[str, _Turn]] = []
-    for source, turn in turns:
+    kept: list[_Turn] = []
+    for turn in turns:
         if turn.uuid is not None:
             if (turn.key, turn.uuid) in seen:
                 continue
@@ -140,7 +137,7 @@ def _merged(turns: list[tuple[str, _Turn]]) -> list[tuple[str, _Turn]]:
             before.text += "\n\n" + turn.text
             continue
         last[turn.key] = turn
-        kept.append((source, turn))
+        kept.append(turn)
     return kept
 
 
@@ -167,20 +164,9 @@ def claude_code_read(*, files: Iterable[SourceFile], scope: str | None) -> Histo
         _read_file(source, project, plan)
     for directory, (project, first) in projects.items():
         target = _scope_of(project, directory, scope, first)
-        for name, turn in _merged(project.turns):
+        for turn in _merged(project.turns):
             metadata: dict[str, Any] = {"source": "claude-code"}
             if turn.uuid is not None:
                 metadata["uuid"] = turn.uuid[:200]
-            plan.add(
-                target,
-                *records(
-                    source=name,
-                    where=turn.where,
-                    key=turn.key,
-                    role=turn.role,
-                    text=turn.text,
-                    occurred_at=turn.occurred_at,
-                    metadata=metadata,
-                ),
-            )
+            turn_add(plan, target, turn, metadata)
     return plan

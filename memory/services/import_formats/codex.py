@@ -30,8 +30,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.services.import_formats import HistoryPlan, SourceFile, malformed, records
-from memory.services.import_formats.jsonl import cwd_scope, line_object, line_string, line_time
+from memory.services.import_formats import HistoryPlan, SourceFile, malformed
+from memory.services.import_formats.jsonl import (
+    Turn,
+    cwd_scope,
+    line_object,
+    line_string,
+    line_time,
+    turn_add,
+)
 
 DEFAULT_SCOPE = "project:codex"
 TEXT_PARTS = ("input_text", "output_text")
@@ -48,12 +55,8 @@ CONTEXT_MARKERS = (
 
 
 @dataclass
-class _Turn:
-    where: int
-    key: str
-    role: str
-    text: str
-    occurred_at: str | None
+class _Turn(Turn):
+    mark: str  # the turn's own key within its session
 
 
 @dataclass
@@ -104,6 +107,7 @@ def _meta(name: str, number: int, payload: dict[str, Any], rollout: _Rollout) ->
 def _read(source: SourceFile, plan: HistoryPlan) -> _Rollout:
     rollout = _Rollout()
     name = source.name
+    stem = name.rsplit("/", 1)[-1].removesuffix(".jsonl")
     for number, raw in enumerate(source.lines, start=1):
         if not raw.strip():
             continue
@@ -128,8 +132,10 @@ def _read(source: SourceFile, plan: HistoryPlan) -> _Rollout:
         seen = rollout.seen.get((occurred_at or "", role), 0)
         rollout.seen[(occurred_at or "", role)] = seen + 1
         plan.hold(text=text, source=f"{name}:{number}")
-        key = f"{occurred_at or 'untimed'}/{role}/{seen}"
-        rollout.turns.append(_Turn(number, key, role, text, occurred_at))
+        mark = f"{occurred_at or 'untimed'}/{role}/{seen}"
+        rollout.turns.append(_Turn(name, number, "", role, text, occurred_at, mark))
+    for turn in rollout.turns:  # the session's id, wherever in the file it was met
+        turn.key = f"codex:{rollout.session or stem}"[:200]
     return rollout
 
 
@@ -140,20 +146,7 @@ def codex_read(*, files: Iterable[SourceFile], scope: str | None) -> HistoryPlan
     for source in files:
         plan.files += 1
         rollout = _read(source, plan)
-        stem = source.name.rsplit("/", 1)[-1].removesuffix(".jsonl")
-        key = f"codex:{rollout.session or stem}"[:200]
         target = scope or cwd_scope(rollout.cwd) or DEFAULT_SCOPE
         for turn in rollout.turns:
-            plan.add(
-                target,
-                *records(
-                    source=source.name,
-                    where=turn.where,
-                    key=key,
-                    role=turn.role,
-                    text=turn.text,
-                    occurred_at=turn.occurred_at,
-                    metadata={"source": "codex", "turn": turn.key[:200]},
-                ),
-            )
+            turn_add(plan, target, turn, {"source": "codex", "turn": turn.mark[:200]})
     return plan

@@ -1,5 +1,6 @@
 """What the readers of JSONL session files (claude_code, codex) share: a line as a JSON
-object, a recorded time checked, and the scope of a recorded working directory.
+object, a recorded time checked, the scope of a recorded working directory, and a kept turn
+added to the plan.
 
 Each refuses with `malformed` (`FILE:LINE: message`), so one bad line refuses the import.
 """
@@ -7,11 +8,41 @@ Each refuses with `malformed` (`FILE:LINE: message`), so one bad line refuses th
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from memory.schemas import JsonTooDeep, RuleViolation, json_loads, parse_timestamp, without_nul
-from memory.services.import_formats import checked_scope, malformed
+from memory.services.import_formats import HistoryPlan, checked_scope, malformed, records
 from memory.services.repo_scope import repo_scope
+
+
+@dataclass
+class Turn:
+    """A kept turn: the file and line it was read from, its session's key, role, text, time."""
+
+    source: str
+    where: int
+    key: str
+    role: str
+    text: str
+    occurred_at: str | None
+
+
+def turn_add(plan: HistoryPlan, scope: str, turn: Turn, metadata: dict[str, Any]) -> None:
+    """`turn`'s records, screened and validated (memory.services.import_formats.records),
+    added to `plan` under `scope`."""
+    plan.add(
+        scope,
+        *records(
+            source=turn.source,
+            where=turn.where,
+            key=turn.key,
+            role=turn.role,
+            text=turn.text,
+            occurred_at=turn.occurred_at,
+            metadata=metadata,
+        ),
+    )
 
 
 def line_object(source: str, number: int, raw: str) -> dict[str, Any]:
