@@ -72,6 +72,18 @@ def test_it_keeps_the_user_and_assistant_words_and_drops_codex_s_own_lines(
     ]
 
 
+def test_an_attached_image_leaves_only_the_user_s_words(tmp_path: Path) -> None:
+    asked = message("2026-05-04T10:00:10.100Z", "user", "What is wrong in this screenshot?")
+    asked["payload"]["content"] += [
+        {"type": "input_text", "text": "<image name=[Image #1]>"},
+        {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="},
+        {"type": "input_text", "text": "</image>"},
+    ]
+    path = write_rollout(tmp_path / "rollout-image.jsonl", [*opening(SESSION, CWD), asked])
+    assert _import(path)["turns_kept"] == 1
+    assert [c for _, c, _ in _events(SCOPE)] == ["What is wrong in this screenshot?"]
+
+
 def test_a_sessions_tree_is_searched_and_a_second_import_stores_nothing(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     write_rollout(

@@ -8,7 +8,8 @@ recorder.rs; which items it keeps: rollout/policy.rs). Each line is `{"timestamp
 - `turn_context`: `payload.cwd`, when no session_meta recorded one;
 - `response_item` with `payload.type` "message": `payload.role` and `payload.content`, a list of
   parts of which `input_text` and `output_text` parts carry `text`.
-Kept: user and assistant messages, at their line's `timestamp`. Dropped (turns_dropped): the
+Kept: user and assistant messages, at their line's `timestamp`, without the tags Codex writes
+around an attached image (ATTACHMENT_TAG_RE). Dropped (turns_dropped): the
 other response items (function and custom tool calls and their outputs, local shell calls,
 reasoning, web searches, ghost snapshots, compactions), developer and system messages, and the
 user messages Codex writes itself as context, which start with one of CONTEXT_MARKERS
@@ -26,6 +27,7 @@ appends to a rollout, so a grown file gives its old turns the same keys and a ca
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +44,9 @@ from memory.services.import_formats.jsonl import (
 
 DEFAULT_SCOPE = "project:codex"
 TEXT_PARTS = ("input_text", "output_text")
+# The text parts Codex writes around an attached image, file or audio part
+# (codex-rs/protocol/src/models.rs: `<image>`, `<image name=[Image #1]>`, `</image>`, ...).
+ATTACHMENT_TAG_RE = re.compile(r"</?(image|file|audio)\b[^>]*>")
 CONTEXT_MARKERS = (
     "<environment_context>",
     "<user_instructions>",
@@ -91,9 +96,11 @@ def _text(name: str, number: int, payload: dict[str, Any]) -> str | None:
             continue  # images and whatever parts come later: not text
         if not isinstance(part.get("text"), str):
             raise malformed(name, number, f"payload.content[{index}].text must be a string")
-        if part["text"].lstrip().lower().startswith(CONTEXT_MARKERS):
+        text = part["text"].strip()
+        if text.lower().startswith(CONTEXT_MARKERS):
             return None  # Codex's own context, sent as a user message
-        texts.append(part["text"].strip())
+        if not ATTACHMENT_TAG_RE.fullmatch(text):
+            texts.append(text)
     return "\n\n".join(text for text in texts if text) or None
 
 
