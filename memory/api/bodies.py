@@ -43,11 +43,11 @@ class ImportIn(BaseModel):
     """Body of `POST /api/import`: what `slowave import FILE` reads, with the file inline."""
 
     model_config = ConfigDict(extra="forbid")
-    format: Literal["transcript", "export", "claude-code", "chatgpt"] = Field(
+    format: Literal["transcript", "export", "claude-code", "codex", "chatgpt"] = Field(
         "transcript",
         description="transcript: JSONL conversation lines; export: a Slowave export; "
-        "claude-code: one Claude Code session transcript (.jsonl); chatgpt: a ChatGPT "
-        "export's conversations.json",
+        "claude-code: one Claude Code session transcript (.jsonl); codex: one Codex rollout "
+        "file (rollout-*.jsonl); chatgpt: a ChatGPT export's conversations.json",
     )
     content: str = Field(
         min_length=1,
@@ -57,8 +57,8 @@ class ImportIn(BaseModel):
     scope: str | None = Field(
         None,
         description="Target scope kind:id; required for transcripts, refused for exports; "
-        "claude-code defaults to project:<basename of the recorded cwd>, chatgpt to "
-        "project:chatgpt.",
+        "claude-code and codex default to project:<basename of the recorded cwd>, chatgpt "
+        "to project:chatgpt.",
     )
     dry_run: bool = Field(False, description="Not for exports: validate and report, write nothing.")
     remap: bool = Field(False, description="Exports only: renumber integer ids already in use.")

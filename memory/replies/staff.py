@@ -86,7 +86,7 @@ class SkippedFileOut(TypedDict):
 
 @closed
 class HistoryImportOut(TypedDict):
-    format: Literal["claude-code", "chatgpt"]
+    format: Literal["claude-code", "codex", "chatgpt"]
     dry_run: bool
     files: Annotated[int, Field(description="files read")]
     files_skipped: Annotated[

@@ -4,8 +4,8 @@ Claude Code reads ~/.claude/settings.json (a project's .claude/settings.json); C
 ~/.codex/hooks.json (a project's .codex/hooks.json). Both run a hook as a shell command in the
 session's directory with the event's JSON on stdin (session_id, transcript_path, cwd,
 hook_event_name, and source or prompt) and give the model what it prints on exit 0, so one
-`slowave hook EVENT` serves both. Codex gets the read hooks only: its Stop hook hands over
-Codex's own rollout file, which the history import does not read (yet).
+`slowave hook EVENT` serves both. Codex's Stop hands over its own rollout file as
+`transcript_path`, which `slowave hook stop` captures as it captures a Claude Code transcript.
 
 Each entry runs `slowave hook EVENT` by the absolute path of this installation's script, with
 SLOWAVE_DB_PATH (and SLOWAVE_MODEL_DIR) set as the MCP server's entry sets them, so a hook
@@ -36,7 +36,11 @@ HOOK_EVENTS = {
         "SessionEnd": ("stop", 35),
         "PreCompact": ("stop", 35),
     },
-    "codex": {"SessionStart": ("session-start", 15), "UserPromptSubmit": ("prompt", 15)},
+    "codex": {
+        "SessionStart": ("session-start", 15),
+        "UserPromptSubmit": ("prompt", 15),
+        "Stop": ("stop", 35),
+    },
 }
 HOOK_CLIENTS = tuple(HOOK_EVENTS)
 HOOK_FILES = {"claude-code": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}

@@ -1,10 +1,12 @@
-"""Claude Code hooks (`slowave hook EVENT`, JSON on stdin) run in this process, with Django.
+"""Claude Code and Codex hooks (`slowave hook EVENT`, JSON on stdin) run in this process, with
+Django.
 
 - `session-start`, `prompt`: memory.services.hook_reads, its verbs called on the services
   here when no `slowave up` answers on SLOWAVE_HOST:SLOWAVE_PORT (over HTTP when one does;
   slowave_site.cli tries that first, before Django starts).
-- `stop` (Stop, SessionEnd, PreCompact): the transcript's new turns captured
-  (memory.services.hook_capture), then queued for consolidation.
+- `stop` (Stop, SessionEnd, PreCompact; Codex's Stop): the new turns of the transcript or
+  rollout captured (memory.services.hook_capture), then queued for consolidation; nothing when
+  the client hands over no file (Codex's `transcript_path` may be null).
 
 The scope is the repository's (memory.services.repo_scope) of the hook's `cwd`.
 """
@@ -50,7 +52,7 @@ def hook_stop(hook: HookInput, now: datetime) -> str:
     from memory.services.hook_capture import hook_capture
 
     if hook.transcript_path is None:
-        raise InvalidInput.for_field("transcript_path", "transcript_path is required to capture")
+        return ""  # nothing recorded to capture (an ephemeral Codex session, say)
     hook_capture(transcript_path=hook.transcript_path, cwd=hook.cwd, now=now)
     return ""
 

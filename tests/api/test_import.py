@@ -14,6 +14,7 @@ from memory.models import Event, Memory, Session
 from memory.services.tokens import token_create
 from tests.api.support import err, fresh_scope, ok, post
 from tests.cli.runner import slowave
+from tests.codex_rollouts import exchange, opening
 
 pytestmark = pytest.mark.django_db
 REMOTE = {"REMOTE_ADDR": "192.0.2.10"}
@@ -141,6 +142,18 @@ def test_it_loads_an_export_from_another_store_all_or_nothing(client, tmp_path: 
         "invalid_input",
     )
     assert "not a Slowave export" in header_missing["message"]
+
+
+def test_it_reads_a_codex_rollout_in_the_body(client) -> None:
+    staff = _bearer(staff=True)
+    rows = opening("019e-rest-rollout", "/home/dev/src/rest-codex")
+    rows += exchange("Where does staging live?", "Staging lives in eu-west-2.", second=10)
+    body = {"format": "codex", "content": _jsonl(rows)}
+    report = ok(post(client, "import", body, **staff))
+    assert (report["format"], report["sessions_imported"], report["turns_kept"]) == ("codex", 1, 2)
+    assert report["turns_dropped"] == 6  # Codex's context, reasoning, the tool call and output
+    assert report["scopes"][0]["scope"] == "project:rest-codex"
+    assert ok(post(client, "import", body, **staff))["sessions_skipped"] == 1
 
 
 def test_it_reads_claude_code_and_chatgpt_history_in_the_body(client) -> None:

@@ -1,6 +1,7 @@
 """Secrets in history imports, through the `slowave import` console script: a Claude Code
-transcript holding a token is refused whole under `reject` (naming FILE:LINE and the kind,
-never the value) and stored redacted under `redact`, the record kept on the session."""
+transcript or a Codex rollout holding a token is refused whole under `reject` (naming FILE:LINE
+and the kind, never the value) and stored redacted under `redact`, the record kept on the
+session."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from tests.cli.runner import cli_env, slowave
+from tests.codex_rollouts import exchange, opening, write_rollout
 
 GHP = "ghp_" + "Zq8Lm2Xv4Ns6Pt0Rw3Ky5Hb7Jc9Df1Ga3Ue5Vo"
 PASSWORD = "Kd93nQ0-vault"
@@ -85,5 +87,35 @@ def test_redact_stores_the_history_redacted_with_the_record_on_the_session(
         f"{path}:2": {"GitHub token": 1},
         f"{path}:3": {"secret assignment": 1},
     }
+    assert GHP.encode() not in _store_bytes(home)
+    assert PASSWORD.encode() not in _store_bytes(home)
+
+
+def _rollout(root: Path) -> Path:
+    rows = opening("019e-codex-secrets", "/home/dev/src/deployer")
+    rows += exchange(f"my github token is {GHP}", f"Set DB_PASSWORD={PASSWORD} in .env", second=10)
+    return write_rollout(root / "2026" / "05" / "04" / "rollout-019e-codex-secrets.jsonl", rows)
+
+
+def test_a_codex_rollout_holding_a_secret_is_refused_or_redacted_never_stored(
+    tmp_path: Path,
+) -> None:
+    path = _rollout(tmp_path / "sessions")
+    home = _fresh(tmp_path, "codex-reject")
+    refused = slowave(home, "import", "--format", "codex", str(tmp_path / "sessions"))
+    assert refused.code == 1 and "Traceback" not in refused.err
+    assert f"{path}:6 holds a credential (GitHub token at characters" in refused.err
+    assert GHP not in refused.err + refused.out
+    assert GHP.encode() not in _store_bytes(home)
+    home = _fresh(tmp_path, "codex-redact")
+    env = cli_env(home, SLOWAVE_SECRETS="redact")
+    loaded = slowave(home, "--json", "import", "--format", "codex", str(path), env=env)
+    assert loaded.code == 0, loaded.err
+    with sqlite3.connect(home / "slowave.sqlite3") as db:
+        contents = [c for (c,) in db.execute("SELECT content FROM memory_event ORDER BY seq")]
+    assert contents == [
+        "my github token is [REDACTED:GitHub token]",
+        "Set DB_PASSWORD=[REDACTED:secret assignment] in .env",
+    ]
     assert GHP.encode() not in _store_bytes(home)
     assert PASSWORD.encode() not in _store_bytes(home)

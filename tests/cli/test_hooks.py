@@ -14,6 +14,7 @@ import pytest
 
 from tests.admin.live import free_port, live_server
 from tests.cli.runner import cli_env, run_python, slowave
+from tests.codex_rollouts import NOISE, exchange, opening, write_rollout
 
 SCOPE = "project:github.com/acme/widgets"
 FACT = "The widgets release is signed with the hardware key kept in the blue safe."
@@ -266,7 +267,7 @@ def test_codex_hooks_inject_the_fact_as_codex_runs_them(setup: Setup) -> None:
     )
     assert written.code == 0, written.err
     hooks = json.loads((setup.repo / ".codex" / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit"}
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "Stop"}
     commands = {event: entries[0]["hooks"][0]["command"] for event, entries in hooks.items()}
     base = {
         "session_id": f"019d036d-codex-{setup.mode}",
@@ -307,3 +308,84 @@ def test_codex_hooks_inject_the_fact_as_codex_runs_them(setup: Setup) -> None:
         timeout=60,
     )
     assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+
+
+SPROCKET_Q = "How do we rebuild the sprocket registry?"
+SPROCKET_A = "Run make sprocket-index; it rebuilds the sprocket registry from the Monday dump."
+
+
+def test_codex_stop_captures_the_rollout_once_and_a_later_activate_finds_it(
+    tmp_path: Path,
+) -> None:
+    # Codex's Stop (codex-rs/hooks stop.command.input): its own rollout file as transcript_path,
+    # null for a session Codex does not record. The capture always runs in the hook's process;
+    # the real model embeds it and answers the activation.
+    home, user_home, repo = tmp_path / "slowave", tmp_path / "user", tmp_path / "widgets"
+    for path in (home, user_home, repo):
+        path.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "remote", "add", "origin", "https://github.com/acme/widgets"], cwd=repo, check=True
+    )
+    env = cli_env(home, HOME=str(user_home), SLOWAVE_EMBEDDER="onnx", SLOWAVE_PORT="1")
+    assert slowave(home, "migrate", "-v", "0", env=env).code == 0
+    written = slowave(home, "setup", "codex", "--hooks", env=env)
+    assert written.code == 0, written.err
+    stop = json.loads((user_home / ".codex" / "hooks.json").read_text())["hooks"]["Stop"]
+    command = stop[0]["hooks"][0]["command"]
+    session = "019e77aa-5c1d-7e2f-8a9b-codexstop"
+    rollout = write_rollout(
+        user_home / ".codex" / "sessions" / "2026" / "05" / "04" / f"rollout-{session}.jsonl",
+        opening(session, str(repo)) + exchange(SPROCKET_Q, SPROCKET_A, second=10),
+    )
+    body: dict[str, object] = {
+        "session_id": session,
+        "transcript_path": str(rollout),
+        "cwd": str(repo),
+        "hook_event_name": "Stop",
+        "model": "gpt-5.4",
+        "permission_mode": "default",
+        "turn_id": "019e77ab-turn",
+        "stop_hook_active": False,
+        "last_assistant_message": SPROCKET_A,
+    }
+
+    def run(payload: dict[str, object]) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            ["bash", "-lc", command],
+            cwd=repo,
+            env=env,
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == "", proc.stderr
+        return proc
+
+    run(body)
+    run(body)  # handed over twice: stored once
+    run({**body, "transcript_path": None})  # nothing to capture: quiet
+    out = run_python(
+        home,
+        "import json\nfrom memory.models import Event\n"
+        f"rows = Event.objects.filter(session__scope={SCOPE!r}).order_by('seq')\n"
+        "print(json.dumps([[e.session.import_key, e.role, e.content] for e in rows]))",
+        env=env,
+    )
+    assert json.loads(out.strip().splitlines()[-1]) == [
+        [f"codex:{session}", "user", SPROCKET_Q],
+        [f"codex:{session}", "assistant", SPROCKET_A],
+    ]
+    # A later activation in the repository's scope shows the captured turn (an episode).
+    out = run_python(
+        home,
+        "import json\nfrom tests.factories import open_session\n"
+        f"r = open_session({SCOPE!r}, 'Where does the sprocket registry come from?', "
+        "goal='rebuild it')\nprint(json.dumps(r['memories']))",
+        env=env,
+        timeout=300,
+    )
+    shown = json.loads(out.strip().splitlines()[-1])
+    assert any(m.get("episode_id") and "make sprocket-index" in m["content"] for m in shown), shown
+    assert NOISE not in out

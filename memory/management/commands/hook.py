@@ -18,9 +18,9 @@ from memory.services.hooks import HOOK_EVENTS, hook_run
 class Command(SlowaveCommand):
     help = (
         "Run a Claude Code or Codex hook: session-start (SessionStart), prompt "
-        "(UserPromptSubmit), stop (Stop, SessionEnd, PreCompact; Claude Code). Reads the hook's "
-        "JSON on stdin; what it prints reaches the model. `slowave setup claude-code|codex "
-        "--hooks` writes them."
+        "(UserPromptSubmit), stop (Claude Code's Stop, SessionEnd, PreCompact; Codex's "
+        "Stop). Reads the hook's JSON on stdin; what it prints reaches the model. `slowave "
+        "setup claude-code|codex --hooks` writes them."
     )
     requires_system_checks: list[str] = []
 

@@ -1,5 +1,5 @@
 """`slowave import FILE --scope kind:id [--dry-run]`, `--format export [--remap]`, or
-`--format claude-code|chatgpt PATH [--scope kind:id] [--dry-run]` for those tools' history."""
+`--format claude-code|codex|chatgpt PATH [--scope kind:id] [--dry-run]` for those tools' history."""
 
 from __future__ import annotations
 
@@ -25,22 +25,23 @@ class Command(SlowaveCommand):
         "line) into --scope, or a Slowave export with --format export. All or nothing: an "
         "export whose ids are already in use is refused with the colliding ids listed, unless "
         "--remap renumbers them. --format claude-code reads Claude Code session transcripts "
-        "(a .jsonl file, a project directory, or ~/.claude/projects), --format chatgpt a "
-        "ChatGPT export's conversations.json: their user and assistant text becomes ended "
-        "sessions; re-importing them changes nothing."
+        "(a .jsonl file, a project directory, or ~/.claude/projects), --format codex Codex "
+        "rollouts (a rollout-*.jsonl file, or a directory such as ~/.codex/sessions), "
+        "--format chatgpt a ChatGPT export's conversations.json: their user and assistant "
+        "text becomes ended sessions; re-importing them changes nothing."
     )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument(
             "file",
             help="UTF-8 file ('-' for stdin), at most SLOWAVE_IMPORT_MAX_BYTES; a directory "
-            "for --format claude-code or chatgpt",
+            "for --format claude-code, codex or chatgpt",
         )
         parser.add_argument(
             "--scope",
-            help="target scope (kind:id); required for transcripts; for claude-code the "
-            "default is the recorded cwd's repository scope (see `slowave scope`), for "
-            "chatgpt project:chatgpt",
+            help="target scope (kind:id); required for transcripts; for claude-code and "
+            "codex the default is the recorded cwd's repository scope (see `slowave scope`; "
+            "project:codex for a rollout that records none), for chatgpt project:chatgpt",
         )
         parser.add_argument(
             "--format", choices=["transcript", "export", *FORMATS], default="transcript"

@@ -44,8 +44,8 @@ class Command(SlowaveCommand):
             "--hooks",
             action="store_true",
             help="claude-code: merge Slowave's hooks (SessionStart, UserPromptSubmit, "
-            "Stop, SessionEnd, PreCompact) into ~/.claude/settings.json; codex: SessionStart "
-            "and UserPromptSubmit into ~/.codex/hooks.json; every other hook kept, and run "
+            "Stop, SessionEnd, PreCompact) into ~/.claude/settings.json; codex: SessionStart, "
+            "UserPromptSubmit and Stop into ~/.codex/hooks.json; every other hook kept, and run "
             "again, it adds nothing",
         )
         parser.add_argument(

@@ -1,6 +1,6 @@
-"""Other tools' history files as transcripts: `slowave import --format claude-code|chatgpt`.
+"""Other tools' history files as transcripts: `slowave import --format claude-code|codex|chatgpt`.
 
-A reader (claude_code, chatgpt) turns the foreign files into the transcript records of
+A reader (claude_code, codex, chatgpt) turns the foreign files into the transcript records of
 memory.services.transcripts, grouped by scope, and refuses the whole import at the first
 malformed record (`FILE:LINE: message`); nothing is written until every file has been read.
 `history_write` then hands each scope's plan to `transcripts_write`, so session keys, the
@@ -25,7 +25,11 @@ from memory.secrets import SecretGuard, secrets_policy
 from memory.services.imports import import_limit
 from memory.services.transcripts import TranscriptLine, TranscriptPlan, transcripts_write
 
-FORMATS = ("claude-code", "chatgpt")
+FORMATS = ("claude-code", "codex", "chatgpt")
+HistoryFormat = Literal["claude-code", "codex", "chatgpt"]
+# The metadata field that names a turn once per session, for the formats a hook captures
+# (memory.services.hook_capture): Claude Code's own `uuid`; the key the codex reader derives.
+TURN_FIELDS = {"claude-code": "uuid", "codex": "turn"}
 CONTENT_MAX = 32_000  # TranscriptLine.content's bound
 SCOPE_MAX = 200
 
@@ -175,7 +179,7 @@ def history_write(
                     progress(unwritten)
             reports.append(report)
     summary: HistoryImportOut = {
-        "format": cast(Literal["claude-code", "chatgpt"], plan.format),
+        "format": cast(HistoryFormat, plan.format),
         "dry_run": dry_run,
         "files": plan.files,
         "files_skipped": plan.files_skipped,
@@ -206,8 +210,9 @@ def history_read(
     out (memory.services.import_formats.sources); the plan reports it."""
     from memory.services.import_formats.chatgpt import chatgpt_read
     from memory.services.import_formats.claude_code import claude_code_read
+    from memory.services.import_formats.codex import codex_read
 
-    readers = {"claude-code": claude_code_read, "chatgpt": chatgpt_read}
+    readers = {"claude-code": claude_code_read, "codex": codex_read, "chatgpt": chatgpt_read}
     if format not in readers:
         raise InvalidInput.for_field("format", f"format must be one of {', '.join(FORMATS)}")
     target = checked_scope(scope) if scope is not None else None

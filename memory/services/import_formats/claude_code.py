@@ -15,23 +15,21 @@ once, and the lines one streamed answer was written in (same `message.id`) make 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from memory.errors import InvalidInput
-from memory.schemas import JsonTooDeep, RuleViolation, json_loads, parse_timestamp, without_nul
-from memory.services.import_formats import (
-    HistoryPlan,
-    SourceFile,
-    checked_scope,
-    malformed,
-    project_scope,
-    records,
+from memory.services.import_formats import HistoryPlan, SourceFile, malformed, project_scope
+from memory.services.import_formats.jsonl import (
+    Turn,
+    cwd_scope,
+    line_object,
+    line_string,
+    line_time,
+    turn_add,
 )
-from memory.services.repo_scope import repo_scope
 
 KEPT_TYPES = ("user", "assistant")
 # What Claude Code writes as a user turn around slash commands and interruptions: not
@@ -44,12 +42,7 @@ WRAPPER_RE = re.compile(
 
 
 @dataclass
-class _Turn:
-    where: int
-    key: str
-    role: str
-    text: str
-    occurred_at: str | None
+class _Turn(Turn):
     message_id: str | None
     uuid: str | None
 
@@ -58,20 +51,8 @@ class _Turn:
 class _Project:
     """The turns read from one project directory's files, and its first recorded cwd."""
 
-    turns: list[tuple[str, _Turn]]
+    turns: list[_Turn]
     cwd: str | None = None
-
-
-def _object(source: str, number: int, raw: str) -> dict[str, Any]:
-    try:
-        data = without_nul(json_loads(raw))
-    except JsonTooDeep as exc:
-        raise malformed(source, number, exc.message) from None
-    except json.JSONDecodeError as exc:
-        raise malformed(source, number, f"not valid JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise malformed(source, number, "each line must be a JSON object")
-    return data
 
 
 def _texts(source: str, number: int, message: Any) -> list[str]:
@@ -95,15 +76,6 @@ def _texts(source: str, number: int, message: Any) -> list[str]:
     return texts
 
 
-def _string(source: str, number: int, data: dict[str, Any], name: str) -> str | None:
-    value = data.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise malformed(source, number, f"{name} must be a nonblank string")
-    return value
-
-
 def _turn(source: SourceFile, number: int, data: dict[str, Any]) -> _Turn | None:
     """The kept turn of a user or assistant line, or None when it is noise."""
     name = source.name
@@ -112,16 +84,12 @@ def _turn(source: SourceFile, number: int, data: dict[str, Any]) -> _Turn | None
     text = "\n\n".join(t.strip() for t in _texts(name, number, data.get("message")) if t.strip())
     if not text or WRAPPER_RE.match(text):
         return None
-    session = _string(name, number, data, "sessionId")
-    occurred_at = _string(name, number, data, "timestamp")
-    if occurred_at is not None:
-        try:
-            parse_timestamp(occurred_at, "timestamp")
-        except RuleViolation as exc:
-            raise malformed(name, number, exc.message) from None
+    session = line_string(name, number, data, "sessionId")
+    occurred_at = line_time(name, number, data, "timestamp")
     message_id = data["message"].get("id")
     stem = name.rsplit("/", 1)[-1].removesuffix(".jsonl")
     return _Turn(
+        source=name,
         where=number,
         key=f"claude-code:{session or stem}",
         role=str(data["type"]),
@@ -136,7 +104,7 @@ def _read_file(source: SourceFile, project: _Project, plan: HistoryPlan) -> None
     for number, raw in enumerate(source.lines, start=1):
         if not raw.strip():
             continue
-        data = _object(source.name, number, raw)
+        data = line_object(source.name, number, raw)
         if project.cwd is None and isinstance(data.get("cwd"), str) and data["cwd"].strip():
             project.cwd = data["cwd"]
         if data.get("type") not in KEPT_TYPES:
@@ -147,15 +115,15 @@ def _read_file(source: SourceFile, project: _Project, plan: HistoryPlan) -> None
             plan.turns_dropped += 1
         else:
             plan.hold(text=turn.text, source=f"{source.name}:{number}")
-            project.turns.append((source.name, turn))
+            project.turns.append(turn)
 
 
-def _merged(turns: list[tuple[str, _Turn]]) -> list[tuple[str, _Turn]]:
+def _merged(turns: list[_Turn]) -> list[_Turn]:
     """One turn per streamed message, each line counted once, in file order per session."""
     seen: set[tuple[str, str]] = set()
     last: dict[str, _Turn] = {}
-    kept: list[tuple[str, _Turn]] = []
-    for source, turn in turns:
+    kept: list[_Turn] = []
+    for turn in turns:
         if turn.uuid is not None:
             if (turn.key, turn.uuid) in seen:
                 continue
@@ -169,17 +137,16 @@ def _merged(turns: list[tuple[str, _Turn]]) -> list[tuple[str, _Turn]]:
             before.text += "\n\n" + turn.text
             continue
         last[turn.key] = turn
-        kept.append((source, turn))
+        kept.append(turn)
     return kept
 
 
 def _scope_of(project: _Project, directory: str | None, scope: str | None, first: str) -> str:
     if scope is not None:
         return scope
-    if project.cwd is not None and project.cwd.rstrip("\\/"):
-        # The repository's scope (memory.services.repo_scope) when the recorded working
-        # directory is here; else its last part: "/home/me/src/myapp" -> "project:myapp".
-        return checked_scope(repo_scope(project.cwd))
+    recorded = cwd_scope(project.cwd)
+    if recorded is not None:
+        return recorded
     if directory is None:
         raise InvalidInput.for_field(
             "scope", f"{first} records no cwd to name its scope by: give a scope"
@@ -197,20 +164,9 @@ def claude_code_read(*, files: Iterable[SourceFile], scope: str | None) -> Histo
         _read_file(source, project, plan)
     for directory, (project, first) in projects.items():
         target = _scope_of(project, directory, scope, first)
-        for name, turn in _merged(project.turns):
+        for turn in _merged(project.turns):
             metadata: dict[str, Any] = {"source": "claude-code"}
             if turn.uuid is not None:
                 metadata["uuid"] = turn.uuid[:200]
-            plan.add(
-                target,
-                *records(
-                    source=name,
-                    where=turn.where,
-                    key=turn.key,
-                    role=turn.role,
-                    text=turn.text,
-                    occurred_at=turn.occurred_at,
-                    metadata=metadata,
-                ),
-            )
+            turn_add(plan, target, turn, metadata)
     return plan

@@ -2,8 +2,10 @@
 
 Claude Code: a `.jsonl` file; a project directory (every `*.jsonl` in it, sorted); or
 `~/.claude/projects` itself, a directory holding no `*.jsonl` but project directories that
-do, each read as its own project (and so its own default scope). ChatGPT: the
-`conversations.json` file, or the unpacked export directory holding it.
+do, each read as its own project (and so its own default scope). Codex: a rollout file, or a
+directory searched through for `rollout-*.jsonl` (`~/.codex/sessions` holds them under
+YYYY/MM/DD/). ChatGPT: the `conversations.json` file, or the unpacked export directory holding it.
+`transcript_format` tells a Codex rollout from a Claude Code transcript, for the stop hook.
 
 Files are read one at a time, as the reader asks for the next, so a tree of gigabytes never
 sits in memory at once (the reader keeps only the conversation text, whose total
@@ -14,6 +16,7 @@ found in a directory is skipped and reported, and the rest imported.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +82,18 @@ def _claude_code(path: Path) -> HistorySources:
     return HistorySources(paths, found_in_directory=True)
 
 
+def _codex(path: Path) -> HistorySources:
+    if path.is_file():
+        return HistorySources([(path, None)], found_in_directory=False)
+    found = sorted(p for p in path.rglob("rollout-*.jsonl") if p.is_file())
+    if not found:
+        raise InvalidInput(
+            f"{path} holds no rollout-*.jsonl files (Codex keeps them in "
+            "~/.codex/sessions/YYYY/MM/DD/)"
+        )
+    return HistorySources([(p, None) for p in found], found_in_directory=True)
+
+
 def _chatgpt(path: Path) -> HistorySources:
     if path.is_dir():
         inside = path / "conversations.json"
@@ -95,4 +110,23 @@ def history_sources(*, format: str, path: Path) -> HistorySources:
         raise InvalidInput(f"no such file or directory: {path}")
     if format == "chatgpt":
         return _chatgpt(path)
+    if format == "codex":
+        return _codex(path)
     return _claude_code(path)
+
+
+def transcript_format(path: Path) -> str:
+    """The history format of the file at `path`: codex for a Codex rollout (whose first line
+    Codex always writes as a `session_meta` record), else claude-code; a file that cannot be
+    read is left to the import to refuse."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(import_limit()).strip() or handle.readline(import_limit())
+    except OSError:
+        return "claude-code"
+    try:
+        data = json.loads(first)
+    except ValueError:
+        return "claude-code"
+    is_rollout = isinstance(data, dict) and data.get("type") == "session_meta"
+    return "codex" if is_rollout else "claude-code"
