@@ -1,0 +1,108 @@
+"""A sqlite-vec table's rows above a key, grouped by scope, read in bulk.
+
+Read through the `vec0` table, a range of rowids is a scan of the whole table (56 ms for one new
+row at 100k memories, 3 s for all of them: every row's vector is unpacked one by one). A `vec0`
+table keeps its rows in plain shadow tables: `<t>_rowids` (rowid -> chunk, slot), `<t>_chunks`
+(a chunk's scope, validity bitmap and rowids) and `<t>_vector_chunks00` (a chunk's vectors as
+one float32 blob); a deleted row's validity bit is cleared. Reading those gives the same rows in
+0.2 s for 100k. That layout is sqlite-vec's own, so it is read only for tables created by the
+version it was checked against (`<t>_info`'s CREATE_VERSION); any other falls back to the scan.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from django.db import connection
+
+from memory.embeddings import DIMENSIONS, known_vector
+
+KNOWN_LAYOUT = "v0.1.9"  # tests/memory/test_vec_mirror.py checks it against the table's answers
+
+Rows = dict[str, tuple[np.ndarray, np.ndarray]]  # scope -> (keys ascending, float32 vectors)
+
+
+def chunked(kind: str) -> bool:
+    """Whether `vec_<kind>` has the shadow layout read here (fixed when the table is made)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT value FROM vec_{kind}_info WHERE key = 'CREATE_VERSION'")
+        found = cursor.fetchone()
+    return found is not None and found[0] == KNOWN_LAYOUT
+
+
+def rows_above(kind: str, key: int, *, from_chunks: bool) -> Rows:
+    """Every row of `vec_<kind>` with a rowid above `key`, by scope, keys ascending;
+    `from_chunks`: read the shadow tables (`chunked(kind)` said they have the known layout)."""
+    table = f"vec_{kind}"
+    return _from_chunks(table, key) if from_chunks else _through_table(table, key)
+
+
+def _from_chunks(table: str, key: int) -> Rows:
+    """Two passes over the chunks holding rows above `key`: their rowids, to size each scope's
+    arrays, then their vectors, a chunk (1.5 MB) at a time, straight into those arrays."""
+    chosen = (
+        ""
+        if key <= 0
+        else f"WHERE c.chunk_id IN (SELECT chunk_id FROM {table}_rowids WHERE rowid > %s) "
+    )
+    params = [] if key <= 0 else [key]
+    held: list[tuple[str, np.ndarray, np.ndarray]] = []  # per chunk: scope, slots, keys
+    sizes: dict[str, int] = defaultdict(int)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.partition00, c.validity, c.rowids FROM {table}_chunks c {chosen}"
+            "ORDER BY c.chunk_id",
+            params,
+        )
+        for scope, validity, rowids in cursor:
+            keys = np.frombuffer(rowids, dtype=np.int64)
+            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+            slots = np.flatnonzero(valid[: len(keys)].astype(bool) & (keys > key))
+            held.append((str(scope), slots, keys[slots]))
+            sizes[str(scope)] += len(slots)
+        out = {
+            scope: (np.empty(n, dtype=np.int64), np.empty((n, DIMENSIONS), dtype=np.float32))
+            for scope, n in sizes.items()
+            if n
+        }
+        filled: dict[str, int] = defaultdict(int)
+        cursor.execute(
+            f"SELECT v.vectors FROM {table}_chunks c "
+            f"JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id {chosen}ORDER BY c.chunk_id",
+            params,
+        )
+        for (scope, slots, keys), (vectors,) in zip(held, cursor, strict=True):
+            if len(slots):
+                at, matrix = filled[scope], np.frombuffer(vectors, dtype=np.float32)
+                out[scope][0][at : at + len(slots)] = keys
+                out[scope][1][at : at + len(slots)] = matrix.reshape(-1, DIMENSIONS)[slots]
+                filled[scope] = at + len(slots)
+    return {scope: _ascending(keys, vectors) for scope, (keys, vectors) in out.items()}
+
+
+def _through_table(table: str, key: int) -> Rows:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT rowid, scope, embedding FROM {table} WHERE rowid > %s ORDER BY rowid", [key]
+        )
+        found = cursor.fetchall()
+    parts: dict[str, list[tuple[int, np.ndarray]]] = defaultdict(list)
+    for rowid, scope, blob in found:
+        parts[str(scope)].append((int(rowid), known_vector(blob)))
+    return {
+        scope: (
+            np.array([k for k, _ in rows], dtype=np.int64),
+            np.stack([v for _, v in rows]).astype(np.float32, copy=False),
+        )
+        for scope, rows in parts.items()
+    }
+
+
+def _ascending(keys: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A scope's rows by key: as read when they were written in key order, sorted when not (a
+    rewritten row sits in a later chunk's slot)."""
+    if np.all(keys[1:] > keys[:-1]):
+        return keys, vectors
+    order = np.argsort(keys, kind="stable")
+    return keys[order], vectors[order]
