@@ -61,3 +61,16 @@ def test_it_skips_the_embedders_when_told_and_refuses_unknown_ones(tmp_path):
     assert done.returncode == 0 and "embedders" not in json.loads(done.stdout)
     refused = _bench(tmp_path, "--embedders", "onnx-fp32,bert")
     assert refused.returncode != 0 and "unknown bert" in refused.stderr
+
+
+def test_it_asks_a_store_filled_by_an_earlier_run_again_without_ingesting(tmp_path):
+    first = _bench(tmp_path, "--embedders", "")
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert json.loads(first.stdout)["store_reused"] is False
+    again = _bench(tmp_path, "--embedders", "")
+    assert again.returncode == 0, again.stderr[-2000:]
+    report = json.loads(again.stdout)
+    assert report["store_reused"] is True and report["ingest_per_second"] is None
+    assert report["recall_ms"]["p50"] > 0
+    other = _bench(tmp_path, "--embedders", "", "--memories", "30")
+    assert other.returncode != 0 and "holds 24 memories of an earlier run" in other.stderr

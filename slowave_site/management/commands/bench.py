@@ -97,7 +97,11 @@ class Command(BaseCommand):
             choices=["sqlite-vec", "numpy"],
             help="vector index to measure (default: SLOWAVE_VECTOR_BACKEND)",
         )
-        scale.add_argument("--db", help="SQLite file to use (default: a temporary one)")
+        scale.add_argument(
+            "--db",
+            help="SQLite file to use (default: a temporary one); one an earlier run filled is "
+            "asked again without ingesting",
+        )
         scale.add_argument("--out", help="write the JSON report here")
         scale.add_argument(
             "--embedders",
@@ -200,12 +204,15 @@ class Command(BaseCommand):
         unknown = sorted(set(modes) - set(MODES))
         if unknown:
             raise CommandError(f"--embedders: unknown {', '.join(unknown)}; one of {MODES}")
-        report = run_scale(
-            memories=options["memories"],
-            scopes=options["scopes"],
-            queries=options["queries"],
-            log=lambda m: self.stderr.write(m),
-        )
+        try:
+            report = run_scale(
+                memories=options["memories"],
+                scopes=options["scopes"],
+                queries=options["queries"],
+                log=lambda m: self.stderr.write(m),
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         if modes:
             self.stderr.write(f"measuring embedders: {', '.join(modes)}")
             report["embedders"] = measure_modes(Path(settings.SLOWAVE_MODEL_DIR), modes=modes)
