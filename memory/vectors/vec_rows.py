@@ -19,6 +19,7 @@ from django.db import connection
 from memory.embeddings import DIMENSIONS, known_vector
 
 KNOWN_LAYOUT = "v0.1.9"  # tests/memory/test_vec_mirror.py checks it against the table's answers
+BATCH = 500  # chunk ids per IN (...) list
 
 Rows = dict[str, tuple[np.ndarray, np.ndarray]]  # scope -> (keys ascending, float32 vectors)
 
@@ -40,40 +41,43 @@ def rows_above(kind: str, key: int, *, from_chunks: bool) -> Rows:
 
 def _from_chunks(table: str, key: int) -> Rows:
     """Two passes over the chunks holding rows above `key`: their rowids, to size each scope's
-    arrays, then their vectors, a chunk (1.5 MB) at a time, straight into those arrays."""
+    arrays, then the vectors of those chunks, a chunk (1.5 MB) at a time, into the arrays. The
+    first pass decides the rows: a row deleted or rewritten between the two is read as it is
+    then, and its write has moved `vec_generation.rewrites`, so the copy is read again."""
     chosen = (
         ""
         if key <= 0
-        else f"WHERE c.chunk_id IN (SELECT chunk_id FROM {table}_rowids WHERE rowid > %s) "
+        else f"WHERE chunk_id IN (SELECT chunk_id FROM {table}_rowids WHERE rowid > %s) "
     )
-    params = [] if key <= 0 else [key]
-    held: list[tuple[str, np.ndarray, np.ndarray]] = []  # per chunk: scope, slots, keys
+    held: dict[int, tuple[str, np.ndarray, np.ndarray]] = {}  # chunk: scope, slots, keys
     sizes: dict[str, int] = defaultdict(int)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT c.partition00, c.validity, c.rowids FROM {table}_chunks c {chosen}"
-            "ORDER BY c.chunk_id",
-            params,
+            f"SELECT chunk_id, partition00, validity, rowids FROM {table}_chunks {chosen}",
+            [] if key <= 0 else [key],
         )
-        for scope, validity, rowids in cursor:
+        for chunk, scope, validity, rowids in cursor:
             keys = np.frombuffer(rowids, dtype=np.int64)
             valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
             slots = np.flatnonzero(valid[: len(keys)].astype(bool) & (keys > key))
-            held.append((str(scope), slots, keys[slots]))
-            sizes[str(scope)] += len(slots)
+            if len(slots):
+                held[int(chunk)] = (str(scope), slots, keys[slots])
+                sizes[str(scope)] += len(slots)
         out = {
             scope: (np.empty(n, dtype=np.int64), np.empty((n, DIMENSIONS), dtype=np.float32))
             for scope, n in sizes.items()
-            if n
         }
         filled: dict[str, int] = defaultdict(int)
-        cursor.execute(
-            f"SELECT v.vectors FROM {table}_chunks c "
-            f"JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id {chosen}ORDER BY c.chunk_id",
-            params,
-        )
-        for (scope, slots, keys), (vectors,) in zip(held, cursor, strict=True):
-            if len(slots):
+        chunks = sorted(held)
+        for start in range(0, len(chunks), BATCH):
+            batch = chunks[start : start + BATCH]
+            cursor.execute(
+                f"SELECT rowid, vectors FROM {table}_vector_chunks00 "
+                f"WHERE rowid IN ({', '.join(['%s'] * len(batch))}) ORDER BY rowid",
+                batch,
+            )
+            for chunk, vectors in cursor:
+                scope, slots, keys = held[int(chunk)]
                 at, matrix = filled[scope], np.frombuffer(vectors, dtype=np.float32)
                 out[scope][0][at : at + len(slots)] = keys
                 out[scope][1][at : at + len(slots)] = matrix.reshape(-1, DIMENSIONS)[slots]
