@@ -178,6 +178,7 @@ def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print)
         "scopes": scopes,
         "queries": queries,
         "embedder": embeddings.get_embedder().name,
+        "database": connection.vendor,
         "vector_backend": backend_name(),
         "ingest_per_second": round(memories / ingest_seconds, 1) if ingest_seconds else None,
         "store_reused": ingest_seconds is None,
