@@ -107,22 +107,28 @@ class VecMirror:
         # Drop what a transaction that never committed left, then read everything above the
         # last committed key (in a write transaction: its own rows, provisionally). A moved
         # rewrite count means rows below that key changed: read everything.
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT rewrites, top FROM vec_generation WHERE kind = %s", [self._kind])
-            generation, highest = cursor.fetchone() or (None, None)
-        if generation != self._generation or self._chunked is None:
-            self._blocks, self._confirmed, self._held = {}, 0, 0
-            self._generation = generation
-            self._chunked = vec_rows.chunked(self._kind)
         if self._held > self._confirmed:
             for block in self._blocks.values():
                 block.cut(self._confirmed)
             self._held = self._confirmed
-        if highest is None or highest > self._confirmed:
+        found: vec_rows.Rows | None = None
+        if self._chunked:
+            generation, highest, found = vec_rows.news(self._kind, self._confirmed)
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT rewrites, top FROM vec_generation WHERE kind = %s", [self._kind]
+                )
+                generation, highest = cursor.fetchone() or (None, None)
+        if generation != self._generation or self._chunked is None:
+            self._blocks, self._confirmed, self._held, found = {}, 0, 0, None
+            self._generation = generation
+            self._chunked = vec_rows.chunked(self._kind)
+        if found is None and (highest is None or highest > self._confirmed):
             found = vec_rows.rows_above(self._kind, self._confirmed, from_chunks=self._chunked)
-            for scope, (keys, vectors) in found.items():
-                self._blocks.setdefault(scope, _Block()).extend(keys, vectors)
-                self._held = max(self._held, int(keys[-1]))
+        for scope, (keys, vectors) in (found or {}).items():
+            self._blocks.setdefault(scope, _Block()).extend(keys, vectors)
+            self._held = max(self._held, int(keys[-1]))
         if not connection.in_atomic_block:
             # Every committed row up to `top` was there to read: the table holds none above
             # the rows read but those written since (a write below `top` moves the count).

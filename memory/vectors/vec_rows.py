@@ -32,6 +32,40 @@ def chunked(kind: str) -> bool:
     return found is not None and found[0] == KNOWN_LAYOUT
 
 
+def news(kind: str, key: int) -> tuple[int | None, int | None, Rows | None]:
+    """`vec_generation`'s (rewrites, top) for the kind and, when `top` passed `key`, the rows
+    above `key` (from the shadow tables: `chunked(kind)` must hold), in one statement: a search
+    that finds nothing new costs one primary-key lookup, and one with new rows no more."""
+    table = f"vec_{kind}"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT g.rewrites, g.top, c.partition00, c.validity, c.rowids, v.vectors "
+            f"FROM vec_generation g LEFT JOIN {table}_chunks c ON g.top > %s AND c.chunk_id IN "
+            f"(SELECT chunk_id FROM {table}_rowids WHERE rowid > %s) "
+            f"LEFT JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id "
+            "WHERE g.kind = %s ORDER BY c.chunk_id",
+            [key, key, kind],
+        )
+        found = cursor.fetchall()
+    if not found:  # no count kept for the kind: the caller reads the table
+        return None, None, None
+    parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
+    for _, _, scope, validity, rowids, vectors in found:
+        if scope is None:
+            continue
+        slots, keys = _held(validity, rowids, key)
+        if len(slots):
+            matrix = np.frombuffer(vectors, dtype=np.float32).reshape(-1, DIMENSIONS)
+            parts[str(scope)].append((keys, matrix[slots]))
+    rows = {
+        scope: _ascending(
+            np.concatenate([k for k, _ in pieces]), np.concatenate([v for _, v in pieces])
+        )
+        for scope, pieces in parts.items()
+    }
+    return found[0][0], found[0][1], rows
+
+
 def rows_above(kind: str, key: int, *, from_chunks: bool) -> Rows:
     """Every row of `vec_<kind>` with a rowid above `key`, by scope, keys ascending;
     `from_chunks`: read the shadow tables (`chunked(kind)` said they have the known layout)."""
@@ -57,11 +91,9 @@ def _from_chunks(table: str, key: int) -> Rows:
             [] if key <= 0 else [key],
         )
         for chunk, scope, validity, rowids in cursor:
-            keys = np.frombuffer(rowids, dtype=np.int64)
-            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
-            slots = np.flatnonzero(valid[: len(keys)].astype(bool) & (keys > key))
+            slots, keys = _held(validity, rowids, key)
             if len(slots):
-                held[int(chunk)] = (str(scope), slots, keys[slots])
+                held[int(chunk)] = (str(scope), slots, keys)
                 sizes[str(scope)] += len(slots)
         out = {
             scope: (np.empty(n, dtype=np.int64), np.empty((n, DIMENSIONS), dtype=np.float32))
@@ -83,6 +115,14 @@ def _from_chunks(table: str, key: int) -> Rows:
                 out[scope][1][at : at + len(slots)] = matrix.reshape(-1, DIMENSIONS)[slots]
                 filled[scope] = at + len(slots)
     return {scope: _ascending(keys, vectors) for scope, (keys, vectors) in out.items()}
+
+
+def _held(validity: bytes, rowids: bytes, key: int) -> tuple[np.ndarray, np.ndarray]:
+    """A chunk's live slots holding rowids above `key`, and those rowids."""
+    keys = np.frombuffer(rowids, dtype=np.int64)
+    valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+    slots = np.flatnonzero(valid[: len(keys)].astype(bool) & (keys > key))
+    return slots, keys[slots]
 
 
 def _through_table(table: str, key: int) -> Rows:
