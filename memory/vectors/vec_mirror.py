@@ -52,7 +52,8 @@ class _Block:
             return
         need = self.size + len(keys)
         if need > len(self.keys):
-            capacity = max(need, 2 * len(self.keys), 64)
+            # An eighth of headroom, not double: a scope's matrix is most of the copy's memory.
+            capacity = need + max(need // 8, 64)
             self.vectors = _grown(self.vectors[: self.size], capacity)
             self.keys = _grown(self.keys[: self.size], capacity)
         self.vectors[self.size : need] = units(vectors)
