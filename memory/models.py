@@ -212,6 +212,8 @@ class Memory(models.Model):
             models.Index(fields=["scope", "status"]),
             models.Index(fields=["scope", "occurred_at"]),
             models.Index(fields=["generalization_stage", "status"]),
+            # A scope's remembering sessions, one index seek each (retrieval.scope_facts).
+            models.Index(fields=["scope", "source_session"], name="memory_scope_sessions"),
             models.Index(
                 fields=["scope"],
                 condition=Q(passages_complete=False),

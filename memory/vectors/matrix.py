@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
+from threadpoolctl import ThreadpoolController
+
+_blas: ThreadpoolController | None = None
+_blas_lock = threading.Lock()
+
+
+def products(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """`queries @ vectors.T` on one BLAS thread. OpenBLAS spreads one product over every core,
+    and its threads spin-wait on the ones other processes hold: one query against 10k vectors
+    took 16 ms that way at load 9 on two cores, 1.7 ms on one thread (0.02 ms to switch). Two
+    threads of a process switching at once may leave BLAS on one thread, which is harmless."""
+    global _blas
+    if _blas is None:
+        with _blas_lock:
+            _blas = _blas or ThreadpoolController()  # inspects the loaded libraries once
+    with _blas.limit(limits=1, user_api="blas"):
+        return queries @ vectors.T
 
 
 def units(vectors: np.ndarray) -> np.ndarray:

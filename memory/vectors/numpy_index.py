@@ -27,7 +27,7 @@ from django.db.models import F
 from memory.embeddings import from_blob, to_blob
 from memory.models import VectorRow, VectorStamp
 from memory.vectors import KINDS, check_kind, seed_rows
-from memory.vectors.matrix import top, units
+from memory.vectors.matrix import products, top, units
 
 _DIRTY = "_slowave_vectors_dirty"
 _NEWEST = f'SELECT MAX("id") FROM "{VectorRow._meta.db_table}"'  # both vendors' quoting
@@ -78,14 +78,14 @@ def _scan(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Best k (keys, cosines) of one scope's snapshot for each query."""
     vectors, keys, live = snapshot
-    scores = queries @ vectors.T
+    found = products(queries, vectors)
     if skip is not None:
         hidden = np.isin(keys, skip)
         live = ~hidden if live is None else live & ~hidden
     if live is not None:
-        keys, scores = keys[live], scores[:, live]
+        keys, found = keys[live], found[:, live]
     out = []
-    for row in scores:
+    for row in found:
         best = top(keys, row, k)
         out.append((keys[best], row[best]))
     return out
@@ -256,10 +256,10 @@ def _score_on_the_side(
     keys = np.array([row[2] for row in pending], dtype=np.int64)
     where = np.array([names.index(row[3]) for row in pending])
     # `pending` holds only rows with a vector (see _search).
-    side = queries @ np.stack([cast(np.ndarray, row[4]) for row in pending]).T
-    for found, scores in zip(parts, side, strict=True):
-        best = top(keys, scores, k)
-        found.append((keys[best], scores[best], where[best]))
+    side = products(queries, np.stack([cast(np.ndarray, row[4]) for row in pending]))
+    for found, row in zip(parts, side, strict=True):
+        best = top(keys, row, k)
+        found.append((keys[best], row[best], where[best]))
 
 
 def _merge(found: list[Part], k: int) -> Part:

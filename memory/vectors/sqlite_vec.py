@@ -1,11 +1,10 @@
-"""The sqlite-vec backend: `vec0` tables partitioned by scope, cosine distance, brute force.
+"""The sqlite-vec backend: `vec0` tables partitioned by scope, cosine distance, exact; searched
+through an in-process copy of each table (vec_mirror), which sqlite-vec's tables keep fresh.
 
 `vec_generation` (migration 0009) counts, per kind, the writes that are not new rows above every
 other, so an in-process copy of a table learns of another process's rewrites."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from django.db import connection
@@ -69,25 +68,13 @@ class SqliteVecIndex:
     def knn(
         self, kind: str, vector: np.ndarray, k: int, scopes: list[str]
     ) -> list[tuple[int, float]]:
+        """The scopes' k nearest rows, as sqlite-vec's search of each partition gives them,
+        from the in-process copy of the table (vec_mirror): a fraction of sqlite-vec's scan."""
         _check_kind(kind)
-        blob = to_blob(vector)
-        hits: list[tuple[int, float]] = []
-        with connection.cursor() as cursor:
-            for scope in scopes:
-                cursor.execute(
-                    f"SELECT rowid, distance FROM vec_{kind} "
-                    "WHERE embedding MATCH %s AND k = %s AND scope = %s",
-                    [blob, k, scope],
-                )
-                # A row without a direction (a zero vector stored before the embedders made
-                # none) has no cosine: NULL here. It cannot rank, and must not stop the rest.
-                hits.extend(
-                    (int(row_id), 1.0 - float(distance))
-                    for row_id, distance in cursor
-                    if distance is not None and math.isfinite(distance)
-                )
-        hits.sort(key=lambda hit: (-hit[1], hit[0]))
-        return hits[:k]
+        if not scopes:
+            return []
+        hits = self._mirror(kind).search(np.asarray(vector)[None, :], k, scopes)[0]
+        return [(key, cos) for key, cos, _ in hits]
 
     def knn_all_scopes(self, kind: str, vector: np.ndarray, k: int) -> list[tuple[int, float, str]]:
         """(id, cosine, scope) over every partition at once."""
@@ -99,5 +86,7 @@ class SqliteVecIndex:
         """One matrix product over an in-process copy of the table (vec_mirror), not one
         brute-force scan of the whole table per vector."""
         _check_kind(kind)
-        mirror = self._mirrors.get(kind) or self._mirrors.setdefault(kind, VecMirror(kind))
-        return mirror.search(vectors, k)
+        return self._mirror(kind).search(vectors, k)
+
+    def _mirror(self, kind: str) -> VecMirror:
+        return self._mirrors.get(kind) or self._mirrors.setdefault(kind, VecMirror(kind))

@@ -10,11 +10,12 @@ import sys
 from django.conf import settings
 
 from tests.conftest import REPO_ROOT
+from tests.pg_support import fresh_postgres_database
 
 ENTRY = "import sys; from slowave_site.cli import main; main(sys.argv[1:])"
 
 
-def _bench(tmp_path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _bench(tmp_path, *extra: str, store: bool = True) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "SLOWAVE_HOME": str(tmp_path / "home")}
     env["SLOWAVE_MODEL_DIR"] = str(settings.SLOWAVE_MODEL_DIR)
     return subprocess.run(
@@ -32,8 +33,7 @@ def _bench(tmp_path, *extra: str) -> subprocess.CompletedProcess[str]:
             "4",
             "--embedder",
             "hash",
-            "--db",
-            str(tmp_path / "scale.sqlite3"),
+            *(["--db", str(tmp_path / "scale.sqlite3")] if store else []),
             *extra,
         ],
         cwd=REPO_ROOT,
@@ -61,3 +61,29 @@ def test_it_skips_the_embedders_when_told_and_refuses_unknown_ones(tmp_path):
     assert done.returncode == 0 and "embedders" not in json.loads(done.stdout)
     refused = _bench(tmp_path, "--embedders", "onnx-fp32,bert")
     assert refused.returncode != 0 and "unknown bert" in refused.stderr
+
+
+def test_it_asks_a_store_filled_by_an_earlier_run_again_without_ingesting(tmp_path):
+    first = _bench(tmp_path, "--embedders", "")
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert json.loads(first.stdout)["store_reused"] is False
+    again = _bench(tmp_path, "--embedders", "")
+    assert again.returncode == 0, again.stderr[-2000:]
+    report = json.loads(again.stdout)
+    assert report["store_reused"] is True and report["ingest_per_second"] is None
+    assert report["recall_ms"]["p50"] > 0
+    other = _bench(tmp_path, "--embedders", "", "--memories", "30")
+    assert other.returncode != 0 and "holds 24 memories of an earlier run" in other.stderr
+
+
+def test_it_runs_on_postgresql_with_pgvector_when_given_a_database_url(tmp_path):
+    with fresh_postgres_database() as url:
+        done = _bench(tmp_path, "--embedders", "", "--database-url", url, store=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        report = json.loads(done.stdout)
+        assert report["database"] == "postgresql" and report["vector_backend"] == "pgvector"
+        assert report["memories"] == 24 and report["recall_ms"]["p50"] > 0
+        again = _bench(tmp_path, "--embedders", "", "--database-url", url, store=False)
+        assert json.loads(again.stdout)["store_reused"] is True, again.stderr[-2000:]
+    refused = _bench(tmp_path, "--embedders", "", "--database-url", "sqlite:///x.db", store=False)
+    assert refused.returncode != 0 and "--database-url must read postgresql://" in refused.stderr

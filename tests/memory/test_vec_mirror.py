@@ -1,5 +1,6 @@
-"""sqlite-vec's search across every scope answers from an in-process copy of the table: it must
-give what a brute-force scan of the table gives, through new rows, rewrites and rollbacks."""
+"""sqlite-vec's searches answer from an in-process copy of the table: it must give what
+sqlite-vec's own brute-force scan of the table (or of a scope's partition) gives, through new
+rows, rewrites, deletes and rollbacks, whether it reads the shadow tables or the table itself."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from django.db import connection, transaction
 
 from memory.embeddings import to_blob
-from memory.vectors import KINDS
+from memory.vectors import KINDS, vec_rows
 from memory.vectors.sqlite_vec import SqliteVecIndex
 
 committing = pytest.mark.django_db(transaction=True)
@@ -41,6 +42,20 @@ def _table_scan(query: np.ndarray, k: int) -> list[tuple[int, str]]:
         return [(int(rowid), scope) for rowid, scope in cursor]
 
 
+def _partition_scan(query: np.ndarray, k: int, scopes: list[str]) -> list[int]:
+    """sqlite-vec's own answer in each scope's partition, merged as the copy merges them."""
+    hits: list[tuple[float, int]] = []
+    with connection.cursor() as cursor:
+        for scope in scopes:
+            cursor.execute(
+                "SELECT rowid, distance FROM vec_memory "
+                "WHERE embedding MATCH %s AND k = %s AND scope = %s",
+                [to_blob(query), k, scope],
+            )
+            hits += [(distance, int(rowid)) for rowid, distance in cursor]
+    return [rowid for _, rowid in sorted(hits)[:k]]
+
+
 def _found(hits) -> list[tuple[int, str]]:
     return [(key, scope) for key, _, scope in hits]
 
@@ -52,6 +67,10 @@ def test_the_copy_answers_as_the_table_does_through_new_rows_rewrites_and_delete
     def agrees() -> None:
         batched = index.knn_all_scopes_many("memory", queries, 12)
         assert [_found(hits) for hits in batched] == [_table_scan(q, 12) for q in queries]
+        for scopes in (["project:0"], ["project:1", "project:3", "project:moved"]):
+            for query in queries:
+                found = index.knn("memory", query, 7, scopes)
+                assert [key for key, _ in found] == _partition_scan(query, 7, scopes)
 
     for key, vector in enumerate(vectors[:120], start=BASE):
         index.upsert("memory", key, f"project:{key % 4}", vector)
@@ -113,3 +132,27 @@ def test_every_vector_kind_has_a_rewrite_count():
     with connection.cursor() as cursor:
         cursor.execute("SELECT kind FROM vec_generation")
         assert {kind for (kind,) in cursor} == set(KINDS)
+
+
+@committing
+@pytest.mark.parametrize("from_chunks", [True, False])
+def test_both_ways_of_reading_the_table_give_its_rows(from_chunks):
+    index, vectors = SqliteVecIndex(), _vectors(1100, seed=21)  # more than one chunk of 1024
+    for key, vector in enumerate(vectors, start=BASE):
+        index.upsert("memory", key, f"project:{key % 3}", vector)
+    index.upsert("memory", BASE + 4, "project:2", vectors[0])  # moved to another partition
+    index.delete("memory", BASE + 9)
+    found = vec_rows.rows_above("memory", BASE + 2, from_chunks=from_chunks)
+    expected = {(key, f"project:{key % 3}") for key in range(BASE + 3, BASE + 1100)}
+    expected -= {(BASE + 9, f"project:{(BASE + 9) % 3}"), (BASE + 4, f"project:{(BASE + 4) % 3}")}
+    expected.add((BASE + 4, "project:2"))
+    assert {(int(key), scope) for scope, (keys, _) in found.items() for key in keys} == expected
+    for keys, matrix in found.values():
+        assert list(keys) == sorted(keys)
+        wanted = [vectors[0] if key == BASE + 4 else vectors[key - BASE] for key in keys]
+        assert np.array_equal(matrix, np.stack(wanted))
+
+
+@pytest.mark.django_db
+def test_the_tables_have_the_layout_read_from_their_shadow_tables():
+    assert all(vec_rows.chunked(kind) for kind in KINDS)

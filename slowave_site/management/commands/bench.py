@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
 
+import dj_database_url
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
@@ -94,10 +95,19 @@ class Command(BaseCommand):
         scale.add_argument("--embedder", choices=EMBEDDERS)
         scale.add_argument(
             "--vector-backend",
-            choices=["sqlite-vec", "numpy"],
+            choices=["sqlite-vec", "numpy", "pgvector"],
             help="vector index to measure (default: SLOWAVE_VECTOR_BACKEND)",
         )
-        scale.add_argument("--db", help="SQLite file to use (default: a temporary one)")
+        scale.add_argument(
+            "--database-url",
+            help="run on this PostgreSQL database instead of a SQLite file (its memories are "
+            "the bench's: use a database of its own)",
+        )
+        scale.add_argument(
+            "--db",
+            help="SQLite file to use (default: a temporary one); one an earlier run filled is "
+            "asked again without ingesting",
+        )
         scale.add_argument("--out", help="write the JSON report here")
         scale.add_argument(
             "--embedders",
@@ -240,19 +250,32 @@ class Command(BaseCommand):
             raise CommandError("--memories, --scopes and --queries must be positive")
         if options["embedder"]:
             settings.SLOWAVE_EMBEDDER = options["embedder"]
-        if options["vector_backend"]:
-            settings.SLOWAVE_VECTOR_BACKEND = options["vector_backend"]
-        _use_scratch_database(options["db"])
+        url, backend = options["database_url"], options["vector_backend"]
+        if url and options["db"]:
+            raise CommandError("--db names a SQLite file, --database-url PostgreSQL: give one")
+        if backend == "pgvector" and not url or backend == "sqlite-vec" and url:
+            raise CommandError(
+                f"--vector-backend {backend} needs {'SQLite' if url else 'PostgreSQL'}"
+            )
+        if backend:
+            settings.SLOWAVE_VECTOR_BACKEND = backend
+        if url:
+            _use_postgres(url)
+        else:
+            _use_scratch_database(options["db"])
         modes = tuple(m.strip() for m in options["embedders"].split(",") if m.strip())
         unknown = sorted(set(modes) - set(MODES))
         if unknown:
             raise CommandError(f"--embedders: unknown {', '.join(unknown)}; one of {MODES}")
-        report = run_scale(
-            memories=options["memories"],
-            scopes=options["scopes"],
-            queries=options["queries"],
-            log=lambda m: self.stderr.write(m),
-        )
+        try:
+            report = run_scale(
+                memories=options["memories"],
+                scopes=options["scopes"],
+                queries=options["queries"],
+                log=lambda m: self.stderr.write(m),
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         if modes:
             self.stderr.write(f"measuring embedders: {', '.join(modes)}")
             report["embedders"] = measure_modes(Path(settings.SLOWAVE_MODEL_DIR), modes=modes)
@@ -371,6 +394,18 @@ def _build_scale_store(path: Path, memories: int, log: Callable[[str], None]) ->
     _use_scratch_database(str(path))
     ingest_synthetic(memories=memories, log=log)
     connections["default"].close()
+
+
+def _use_postgres(url: str) -> None:
+    """Point the default connection at the PostgreSQL database `url` names, and migrate it."""
+    parsed = dj_database_url.parse(url, conn_max_age=0)
+    if parsed.get("ENGINE") != "django.db.backends.postgresql" or not parsed.get("NAME"):
+        raise CommandError("--database-url must read postgresql://user@host:5432/dbname")
+    connections["default"].close()
+    del connections["default"]  # the next use builds a PostgreSQL connection from these
+    connections.settings["default"] = connections.configure_settings({"default": parsed})["default"]
+    settings.DATABASES["default"] = connections.settings["default"]
+    call_command("migrate", verbosity=0)
 
 
 def _use_scratch_database(path: str | None) -> None:
