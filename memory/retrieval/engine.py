@@ -108,6 +108,9 @@ def rank(
 def _fill_depth(ranking: Ranking, under: list[Scored[Any]]) -> None:
     """Recall's page filled under the floor (signals.depth_fill): memories and imported turns
     alike, each placed below everything admitted, so the merge by score keeps them last."""
+    # A neighbour already shown beside its parent (associations) keeps that place.
+    shown = {row.pk for rows in ranking.associated.values() for row, _, _ in rows}
+    under = [it for it in under if not (isinstance(it.obj, MemoryRow) and it.obj.pk in shown)]
     extra = signals.depth_fill(
         under, [*ranking.memories, *ranking.history], ranking.cue, ranking.policy
     )
