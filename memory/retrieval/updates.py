@@ -24,13 +24,13 @@ from memory.text import stems
 
 
 # Words by which a correction says it is one ("from now on", "instead", "no longer", "we
-# switched to", "the new rule"). Two lines alike in a conversation usually just return to a
-# subject; a line that replaces an earlier one usually says so.
+# switched to"). Two lines alike in a conversation usually just return to a subject; a line
+# that replaces an earlier one usually says so. Not "new" or "latest": "inspiration for new
+# cocktails" describes, it does not correct (it cost a LongMemEval pooled preference question).
 _CHANGE = re.compile(
     r"\b(?:now|from now on|going forward|moving forward|from here on|henceforth|instead|"
     r"rather than|no longer|any ?more|chang(?:e|ed|es|ing)|switch(?:ed|es|ing)?|"
-    r"updat(?:e|ed|es|ing)|revis(?:e|ed|es|ing)|replac(?:e|ed|es|ing)|new|latest|"
-    r"these days)\b",
+    r"updat(?:e|ed|es|ing)|revis(?:e|ed|es|ing)|replac(?:e|ed|es|ing)|these days)\b",
     re.IGNORECASE,
 )
 

@@ -353,7 +353,7 @@ def test_it_places_an_older_version_below_the_newer_one():
     question = "Which prefix should function argument names always start with?"
     off = _without("supersession", weight=0.0)
     assert _ranked(question, policy=off).index(old) < _ranked(question, policy=off).index(new)
-    on = _without("supersession", weight=1.0)  # off by default: see policy.Supersession
+    on = _without("supersession", weight=1.0)
     order = _ranked(question, policy=on)
     assert order.index(new) < order.index(old)
     ranking = rank(
