@@ -41,6 +41,8 @@ from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from slowave_site.bench.window import child_pid
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Variables worth passing on; SLOWAVE_* and DATABASE_URL are deliberately NOT inherited, so a
 # developer's own settings can never point a test server at a real database. SLOWAVE_MODEL_DIR
@@ -213,7 +215,7 @@ async def _connect(
             listed = await session.list_tools()
             listed_at = time.monotonic()
             # Read right away: the embedding warm-up starts once tools/list is answered.
-            pid = _child_pid(marker)
+            pid = child_pid(marker, "SLOWAVE_E2E_MARKER")
             yield _Connected(session, init, listed.tools, listed_at, pid, _cpu_seconds(pid))
 
 
@@ -241,21 +243,6 @@ def server_fixture(
             yield stack.enter_context(spawn_server(env=extra, args=args))
 
     return _server
-
-
-def _child_pid(marker: str) -> int:
-    """PID of our direct child started with this marker (stdio_client does not expose it)."""
-    needle = f"SLOWAVE_E2E_MARKER={marker}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if ppid == os.getpid() and needle in (entry / "environ").read_bytes().split(b"\0"):
-                return int(entry.name)
-        except (OSError, ValueError, IndexError):
-            continue
-    raise RuntimeError("could not find the mcp_serve child process")
 
 
 def _cpu_seconds(pid: int) -> float:

@@ -98,9 +98,10 @@ def _server_env(variant: Variant, marker: str, model_dir: str) -> dict[str, str]
     }
 
 
-def _child_pid(marker: str) -> int:
-    """Our direct child carrying `marker` in its environment (stdio_client hides the pid)."""
-    needle = f"SLOWAVE_WINDOW_MARKER={marker}".encode()
+def child_pid(marker: str, variable: str = "SLOWAVE_WINDOW_MARKER") -> int:
+    """Our direct child carrying `variable=marker` in its environment (stdio_client hides
+    the pid); the end-to-end tests find their servers the same way."""
+    needle = f"{variable}={marker}".encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -183,7 +184,7 @@ async def _first_task(
         {"scope": scope, "session_id": session_id, "content": remembered, "type": "fact"},
     )
     mark("remember")
-    pid = _child_pid(marker)
+    pid = child_pid(marker)
     cpu_at_remember = _cpu_seconds(pid)
     await _call(
         session, "slowave_recall", {"session_id": session_id, "scope": scope, "query": query}

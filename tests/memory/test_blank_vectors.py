@@ -10,7 +10,6 @@ import threading
 
 import numpy as np
 import pytest
-from django.db import connection
 
 from memory import embeddings
 from memory.embedders.onnx_runtime import OnnxEmbedder
@@ -18,6 +17,7 @@ from memory.embedders.serving import ServingEmbedder
 from memory.embeddings import FALLBACK, Embedder, HashEmbedder, SentenceTransformerEmbedder
 from memory.vectors.numpy_index import NumpyIndex
 from memory.vectors.sqlite_vec import SqliteVecIndex
+from tests.vec_rows_support import forget_vec_rows
 
 committing = pytest.mark.django_db(transaction=True)
 TOKENLESS = ["", "!!!", "🙂", "🙂🙂", "\u200b", "会议在星期三举行", "   \n", "¿¡…!?"]
@@ -28,12 +28,7 @@ SCOPE = "project:blank"
 @pytest.fixture
 def vec_rows():
     yield
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM vec_memory WHERE rowid >= %s", [BASE])
-        cursor.execute(
-            "UPDATE vec_generation SET top = (SELECT coalesce(max(rowid), 0) FROM vec_memory) "
-            "WHERE kind = 'memory'"
-        )
+    forget_vec_rows(BASE)
 
 
 @pytest.fixture(scope="module", params=["onnx", "torch"])

@@ -11,6 +11,7 @@ from django.db import connection, transaction
 from memory.embeddings import to_blob
 from memory.vectors import KINDS, vec_rows
 from memory.vectors.sqlite_vec import SqliteVecIndex
+from tests.vec_rows_support import forget_vec_rows
 
 committing = pytest.mark.django_db(transaction=True)
 BASE = 8_000_000  # keys far above any real row: the sqlite-vec tables outlive a test's flush
@@ -19,12 +20,7 @@ BASE = 8_000_000  # keys far above any real row: the sqlite-vec tables outlive a
 @pytest.fixture(autouse=True)
 def _clean_vec_table():
     yield
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM vec_memory WHERE rowid >= %s", [BASE])
-        cursor.execute(
-            "UPDATE vec_generation SET top = (SELECT coalesce(max(rowid), 0) FROM vec_memory) "
-            "WHERE kind = 'memory'"
-        )
+    forget_vec_rows(BASE)
 
 
 def _vectors(n: int, seed: int) -> np.ndarray:

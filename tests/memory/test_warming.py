@@ -15,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from memory import vectors
 from memory.services.warming import serving_warm_up
 from memory.vectors import get_index
+from tests.vec_rows_support import forget_vec_rows
 
 # Committed rows, so the warm-up's own connection sees them; only vector rows (the events
 # table is append-only, so sessions and memories cannot be committed in a test).
@@ -28,12 +29,7 @@ WHOLE = re.compile(r"FROM vec_memory_chunks\s*(?:$|ORDER)")
 @pytest.fixture(autouse=True)
 def _clean_vec_table():
     yield
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM vec_memory WHERE rowid >= %s", [BASE])
-        cursor.execute(
-            "UPDATE vec_generation SET top = (SELECT coalesce(max(rowid), 0) FROM vec_memory) "
-            "WHERE kind = 'memory'"
-        )
+    forget_vec_rows(BASE)
 
 
 def _first_search_reads_above() -> list[int]:
