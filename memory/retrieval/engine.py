@@ -108,26 +108,11 @@ def rank(
 def _fill_depth(ranking: Ranking, under: list[Scored[Any]]) -> None:
     """Recall's page filled under the floor (signals.depth_fill): memories and imported turns
     alike, each placed below everything admitted, so the merge by score keeps them last."""
-    # The neighbours a page would show beside its admitted items (weight × parent score, the
-    # first associated_per_page; spec §7.5.4) fill first: the place they had without the fill.
-    ranked = sorted(
-        (
-            (-(weight * it.score), row.pk)
-            for it in ranking.memories
-            for row, weight, _ in ranking.associated.get(it.obj.pk, [])
-        ),
-    )
-    place: dict[int, int] = {}
-    for _, pk in ranked:
-        if pk not in place and len(place) < ranking.policy.paging.associated_per_page:
-            place[pk] = len(place)
-    first = {
-        id(it): place[it.obj.pk]
-        for it in under
-        if isinstance(it.obj, MemoryRow) and it.obj.pk in place
-    }
+    # A neighbour already shown beside its parent (associations) keeps that place.
+    shown = {row.pk for rows in ranking.associated.values() for row, _, _ in rows}
+    under = [it for it in under if not (isinstance(it.obj, MemoryRow) and it.obj.pk in shown)]
     extra = signals.depth_fill(
-        under, [*ranking.memories, *ranking.history], ranking.cue, ranking.policy, first
+        under, [*ranking.memories, *ranking.history], ranking.cue, ranking.policy
     )
     ranking.memories += [it for it in extra if isinstance(it.obj, MemoryRow)]
     ranking.history += [it for it in extra if not isinstance(it.obj, MemoryRow)]

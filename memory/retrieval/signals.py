@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -224,31 +224,23 @@ def superseded(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
 
 
 def depth_fill(
-    under: list[Scored[Any]],
-    admitted: list[Scored[Any]],
-    cue: Cue,
-    policy: RankingPolicy,
-    first: Mapping[int, int] | None = None,
+    under: list[Scored[Any]], admitted: list[Scored[Any]], cue: Cue, policy: RankingPolicy
 ) -> list[Scored[Any]]:
     """Recall only: when the best admitted item clearly passes the floor, the next-best
     candidates under it (of the cue's own scope; down to depth.min_topical) fill the page, each
-    placed below every admitted item (`depth`): those `first` names (by id, in its order)
-    ahead, then the rest best first."""
+    placed below every admitted item (`depth`), best first."""
     rule = policy.depth
     room = rule.items - len(admitted)
     best = max((it.topical for it in admitted), default=0.0)
     if room <= 0 or best < policy.admission.floor + rule.clear:
         return []
-    lead = first or {}
-
-    def key(it: Scored[Any]) -> tuple[int, float, str]:
-        at = lead.get(id(it))
-        return (0, float(at), "") if at is not None else (1, -it.score, str(it.obj.pk))
-
-    extra = sorted((it for it in under if it.topical >= rule.min_topical), key=key)[:room]
+    extra = sorted(
+        (it for it in under if it.topical >= rule.min_topical),
+        key=lambda it: (-it.score, str(it.obj.pk)),
+    )[:room]
     lowest = min(it.score for it in admitted)
     for at, it in enumerate(extra, 1):
-        it.add("depth", lowest - at * 1e-3 - it.score)
+        it.add("depth", min(0.0, lowest - at * 1e-3 - it.score))
     return extra
 
 
