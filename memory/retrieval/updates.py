@@ -22,7 +22,6 @@ from memory.retrieval.policy import Supersession
 from memory.retrieval.scored import Cue, Scored
 from memory.text import stems
 
-
 # Words by which a correction says it is one ("from now on", "instead", "no longer", "we
 # switched to"). Two lines alike in a conversation usually just return to a subject; a line
 # that replaces an earlier one usually says so. Not "new" or "latest": "inspiration for new
