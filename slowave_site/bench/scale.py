@@ -14,6 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memory import embeddings
+from memory.engines import storage_engine
 from memory.models import Memory
 from memory.schemas import MEMORY_TYPES, ActivateIn, RecallIn, RememberIn, RememberItem
 from memory.services.activate import session_activate
@@ -190,7 +191,7 @@ def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print)
         "scopes": scopes,
         "queries": queries,
         "embedder": embeddings.get_embedder().name,
-        "database": connection.vendor,
+        "database": storage_engine().name,
         "vector_backend": backend_name(),
         "ingest_per_second": round(memories / ingest_seconds, 1) if ingest_seconds else None,
         "store_reused": ingest_seconds is None,
