@@ -121,7 +121,10 @@ class VecMirror:
                     "SELECT rewrites, top FROM vec_generation WHERE kind = %s", [self._kind]
                 )
                 generation, highest = cursor.fetchone() or (None, None)
-        if generation != self._generation or self._chunked is None:
+        # A top below what the copy confirmed: rows were taken away without a rewrite (a
+        # restored or swapped store file): read everything again.
+        fell = highest is not None and highest < self._confirmed
+        if generation != self._generation or self._chunked is None or fell:
             self._blocks, self._confirmed, self._held, found = {}, 0, 0, None
             self._generation = generation
             self._chunked = vec_rows.chunked(self._kind)

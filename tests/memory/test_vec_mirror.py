@@ -152,3 +152,17 @@ def test_both_ways_of_reading_the_table_give_its_rows(from_chunks):
 @pytest.mark.django_db
 def test_the_tables_have_the_layout_read_from_their_shadow_tables():
     assert all(vec_rows.chunked(kind) for kind in KINDS)
+
+
+@committing
+def test_a_store_that_lost_its_newest_rows_is_read_again():
+    # As a restored (older) store file looks to a running process: rows above the copy's
+    # last key are gone and `top` fell, without a rewrite. New rows below the old top must
+    # still be found.
+    index, vectors = SqliteVecIndex(), _vectors(3, seed=9)
+    index.upsert("memory", BASE + 10, "project:a", vectors[0])
+    assert _found(index.knn_all_scopes("memory", vectors[0], 1)) == [(BASE + 10, "project:a")]
+    forget_vec_rows(BASE)
+    index.upsert("memory", BASE + 3, "project:b", vectors[1])
+    assert _found(index.knn_all_scopes("memory", vectors[1], 1)) == [(BASE + 3, "project:b")]
+    assert BASE + 10 not in [key for key, _, _ in index.knn_all_scopes("memory", vectors[0], 5)]
