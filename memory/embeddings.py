@@ -4,9 +4,10 @@ The embedders themselves live in `memory.embedders`: the bundled all-MiniLM-L6-v
 through ONNX Runtime by default (its export and serving), the torch (sentence-transformers)
 one as the fallback and `SLOWAVE_EMBEDDER=sentence-transformers`, and a feature-hashing one
 for unit tests; their shared names are re-exported here. The model is loaded lazily, once per
-process, behind a lock; nothing is ever downloaded. No vector any embedder returns has norm
-zero (or holds NaN): sqlite-vec answers a NULL cosine for a zero vector, and one such row in a
-scope broke every later search.
+process, behind a lock; nothing is ever downloaded. Every encode first checks the store's
+record of the embedder that wrote its vectors (memory.embedder_record) and refuses another.
+No vector any embedder returns has norm zero (or holds NaN): sqlite-vec answers a NULL cosine
+for a zero vector, and one such row in a scope broke every later search.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from django.conf import settings
 
 from memory import instruments
+from memory.embedder_record import record_check
 from memory.embedders.base import (
     BATCH_SIZE,
     DIMENSIONS,
@@ -80,8 +82,12 @@ def encode(texts: list[str], *, yielding: bool = False) -> np.ndarray | None:
 
 
 def _encode(texts: list[str], *, yielding: bool = False) -> np.ndarray | None:
+    embedder = get_embedder()
+    if isinstance(embedder, ServingEmbedder):
+        embedder = embedder.serving  # resolved first: a torch fallback makes fp32 vectors
+    record_check(embedder)  # EmbedderMismatch before any vector of another kind is made
     try:
-        return get_embedder().encode(texts, yielding=yielding)
+        return embedder.encode(texts, yielding=yielding)
     except EmbedderUnavailable:
         return None
 

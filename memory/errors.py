@@ -106,6 +106,14 @@ class StorageMissing(SlowaveError):
     retryable = False
 
 
+class EmbedderMismatch(SlowaveError):
+    """The store's vectors were written by another embedder than this process's: encoding
+    with it would put two kinds of vector in one index (memory.embedder_record)."""
+
+    code = "embedder_mismatch"
+    retryable = False
+
+
 # Faults of the store itself: named, logged in one line, never an item-level failure.
 STORAGE_FAULTS = (StorageCorrupt, StorageReadOnly, StorageFull, StorageMissing)
 

@@ -566,3 +566,24 @@ class VectorStamp(models.Model):
 
     kind = models.CharField(primary_key=True, max_length=12)
     version = models.BigIntegerField(default=0)
+
+
+class StoreEmbedder(models.Model):
+    """Which embedder wrote this store's vectors (one row, id 1; memory.embedder_record).
+
+    Written by the first encode on a store without vectors, read by every process before it
+    encodes: vectors of two embedders never share one store. A store migrated with vectors and
+    no record was written by the only embedder there was then, fp32 (migration 0014)."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    name = models.CharField(max_length=200)
+    precision = models.CharField(max_length=12)  # fp32 | int8 | hash
+    digest = models.CharField(max_length=64, blank=True)  # sha256 of the weights, if known
+    recorded_at = models.DateTimeField()
+    recorded_by = models.CharField(max_length=40)  # first_encode | existing_store
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(id=1), name="store_embedder_single")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.precision})"

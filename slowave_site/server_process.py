@@ -26,11 +26,11 @@ def server_process() -> Iterator[None]:
         return
     # Here, not at the top: `serve` is also imported where Django is not set up (the bench's
     # floor server), and holders imports models.
-    from memory.embeddings import warm_up_in_background
     from memory.services.holders import store_hold
+    from memory.services.warming import serving_warm_up_in_background
 
     with store_hold(role=ROLE):
-        warm_up_in_background()
+        serving_warm_up_in_background()
         yield
 
 

@@ -9,6 +9,7 @@ HTTP_STATUS: dict[str, int] = {
     "origin_not_allowed": 403,
     "not_found": 404,
     "incomplete_feedback": 409,
+    "embedder_mismatch": 409,
     "unsupported_media_type": 415,
     "host_not_allowed": 421,
     "storage_error": 500,

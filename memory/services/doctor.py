@@ -20,6 +20,7 @@ from memory.services.doctor_embedder import (
     check_embedder,
     check_export,
     check_model,
+    check_store_embedder,
     export_state,
 )
 from memory.vectors import backend_name
@@ -198,7 +199,7 @@ def doctor_run(*, include_model: bool = True) -> list[Check]:
     checks += _check_engine()
     checks += [_check_integrity(), _check_migrations(), _check_paths(), _check_broker()]
     checks.append(_check_vectors())
-    checks += [check_embedder(), check_export()]
+    checks += [check_embedder(), check_store_embedder(), check_export()]
     if include_model:
         checks.append(check_model())
     return checks

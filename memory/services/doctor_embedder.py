@@ -12,10 +12,12 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.db import DatabaseError
 
+from memory.embedder_record import record_conflict, record_read, store_holds_vectors
 from memory.embedders.export_files import export_status
 from memory.embedders.serving import ServingEmbedder, source_path
-from memory.embeddings import EmbedderUnavailable, SentenceTransformerEmbedder
+from memory.embeddings import EmbedderUnavailable, SentenceTransformerEmbedder, get_embedder
 
 
 # Doctor's result row: defined here, in the module doctor.py builds on, so that the two do not
@@ -98,6 +100,31 @@ def check_embedder() -> Check:
         "warn",
         f"ONNX Runtime once the export exists (SLOWAVE_EMBEDDER={mode}; {status.reason}): the "
         "first serving process makes it, and torch serves where it cannot",
+    )
+
+
+def check_store_embedder() -> Check:
+    """Which embedder wrote this store's vectors (its record) against the configured one."""
+    configured = get_embedder().name  # the configured one's name; no model is loaded
+    try:
+        record, conflict = record_read(), record_conflict(get_embedder())
+        holds = store_holds_vectors()
+    except DatabaseError as exc:  # not migrated yet: the migrations check says so
+        return Check("store embedder", "warn", f"cannot read the record: {exc}")
+    if conflict is not None:
+        return Check("store embedder", "fail", conflict)
+    if record is None or not holds:
+        return Check(
+            "store embedder", "ok", f"no vectors yet: the first encode records {configured}"
+        )
+    digest = f", weights {record.digest[:12]}" if record.digest else ""
+    how = "an existing store, read as fp32" if record.recorded_by == "existing_store" else ""
+    return Check(
+        "store embedder",
+        "ok",
+        f"vectors written by {record.name} ({record.precision}{digest}), recorded "
+        f"{record.recorded_at:%Y-%m-%d %H:%M}{f' ({how})' if how else ''}; this process "
+        "embeds with the same",
     )
 
 

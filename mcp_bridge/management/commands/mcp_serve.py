@@ -13,7 +13,6 @@ import io
 import logging
 import os
 import sys
-import threading
 import traceback
 from argparse import ArgumentParser
 from typing import Any
@@ -47,9 +46,9 @@ class Command(BaseCommand):
         # First, before the SDK's import (about a second holding the GIL): loading the model
         # and reading the vector copy spend most of their time in C without the GIL, so they
         # are done by the time the first tool call arrives instead of after it.
-        from memory.services.warming import serving_warm_up
+        from memory.services.warming import serving_warm_up_in_background
 
-        threading.Thread(target=serving_warm_up, name="slowave-warm-up", daemon=True).start()
+        serving_warm_up_in_background()
         # Imported here: the SDK import is a large share of the startup budget, and
         # `manage.py help` should not pay it.
         from mcp_bridge.log_limit import limit_routine_lines

@@ -22,8 +22,10 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from consolidation.scheduler import start_embedded_worker, stop_worker
-from memory.embeddings import warm_up_in_background
+from memory.embedder_record import record_conflict
+from memory.embeddings import get_embedder
 from memory.services.holders import store_hold
+from memory.services.warming import serving_warm_up_in_background
 from slowave_site.metrics import prepare_multiprocess_dir
 from slowave_site.quiet_start import port_taken, silence_libraries, start_block, worker_state
 from slowave_site.server_process import SERVER_PROCESS_ENV, serve
@@ -78,10 +80,14 @@ class Command(BaseCommand):
         # Before any process that records starts (slowave_site.metrics: why multiprocess).
         prepare_multiprocess_dir(settings.SLOWAVE_HOME / "metrics")
         call_command("migrate", verbosity=0)
-        # The model loads beside the server, not inside the first request; on the first start
-        # of an installation that includes making the ONNX export (in a child process).
+        conflict = record_conflict(get_embedder())  # the configured embedder, not loaded
+        if conflict is not None:
+            raise CommandError(conflict)
+        # The model loads and the vector copy catches up beside the server, not inside the
+        # first request (mcp_serve's warm-up); on the first start of an installation that
+        # includes making the ONNX export (in a child process).
         if workers == 1:
-            warm_up_in_background()
+            serving_warm_up_in_background()
         else:
             # Each server process warms its own model; the parent serves nothing and needs none.
             os.environ[SERVER_PROCESS_ENV] = "1"
