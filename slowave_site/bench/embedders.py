@@ -1,4 +1,5 @@
-"""Load time, memory and speed of the embedders, each in a fresh process (no Django):
+"""Load time, memory and speed of the embedders, each in a fresh process (Django only for
+the remember figure, after the others):
 
     python -m slowave_site.bench.embedders --models DIR [--repeat 3]
 
@@ -6,7 +7,9 @@ For onnx-fp32, onnx-int8 and torch: seconds from process start to the first vect
 model load, one encode), resident memory then and at its peak, the median latency of one short
 query, texts per second over a batch of 256 conversation-like sentences (~100 characters), and
 seconds for the whole-text vectors of a remember of 64 memories of 8,000 characters (each read
-to the model's 256 tokens). `slowave bench scale` prints the same rows beside its own run.
+to the model's 256 tokens), and LoCoMo-like turns per second through the real remember path
+(embedders_remember.py: after the memory figures, in a scratch store). `slowave bench scale`
+prints the same rows beside its own run.
 A measurement, not a test: on a shared machine the numbers are noisy; compare rows of one run.
 """
 
@@ -95,6 +98,8 @@ def measure_one(mode: str, models: Path, repeat: int) -> dict[str, Any]:
     embedder.encode(long)
     long_seconds = time.perf_counter() - start
     memory = _rss_mb()
+    from slowave_site.bench.embedders_remember import remember_rate  # sets Django up
+
     return {
         "mode": mode,
         "load_seconds": round(loaded, 2),
@@ -104,6 +109,7 @@ def measure_one(mode: str, models: Path, repeat: int) -> dict[str, Any]:
         "batch_texts_per_second": round(len(batch) / statistics.median(runs), 1),
         "batch_chars_mean": round(sum(map(len, batch)) / len(batch)),
         "long_64x8000_seconds": round(long_seconds, 2),
+        **remember_rate(mode),
     }
 
 

@@ -54,6 +54,8 @@ def test_it_measures_the_named_embedders_each_in_its_own_process(tmp_path):
     for row in rows:
         assert row["query_p50_ms"] > 0 and row["batch_texts_per_second"] > 0
         assert row["long_64x8000_seconds"] > 0 and row["rss_after_load_mb"] > 0
+        # LoCoMo-like turns through memory_remember, in the child's own scratch store
+        assert row["remember_turns_per_second"] > 0 and row["remember_turn_chars_mean"] > 100
 
 
 def test_it_skips_the_embedders_when_told_and_refuses_unknown_ones(tmp_path):
