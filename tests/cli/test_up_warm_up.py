@@ -1,0 +1,41 @@
+"""`slowave up` warms itself as mcp_serve does (memory.services.warming): the model loaded and
+the vector copy caught up in a thread beside the server, before any request arrives."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.admin.live import free_port
+from tests.cli.runner import ENTRY, REPO_ROOT, cli_env
+
+WARMED = "warm-up done: model loaded, vector copy caught up"
+
+
+def test_it_warms_the_model_and_the_vector_copy_before_any_request(tmp_path: Path) -> None:
+    # The real model, as a server serves it; INFO shows the warm-up's closing line.
+    env = cli_env(tmp_path, SLOWAVE_EMBEDDER="onnx", SLOWAVE_LOG_LEVEL="INFO")
+    log = tmp_path / "up.log"
+    with log.open("w") as stderr:
+        up = subprocess.Popen(
+            [sys.executable, "-c", ENTRY, "up", "--no-worker", "--port", str(free_port())],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while WARMED not in log.read_text():
+            assert up.poll() is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "no warm-up: " + log.read_text()[-3000:]
+            time.sleep(0.2)
+    finally:
+        os.killpg(up.pid, signal.SIGTERM)
+        up.wait(timeout=30)
+    assert "warm-up stopped early" not in log.read_text()
