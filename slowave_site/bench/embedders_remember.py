@@ -15,10 +15,17 @@ import tempfile
 import time
 from typing import Any
 
-from slowave_site.bench.embedders import SPEAKERS, TOPICS
-
 SETTING = {"onnx-fp32": "onnx", "onnx-int8": "onnx-int8", "torch": "sentence-transformers"}
 SESSION_TURNS = 20
+# The short-turn batch's speakers and topics (embedders.py), spelled again here: that module
+# runs this one, so this one does not import it.
+SPEAKERS = ("Caroline", "Melanie", "Jon", "Gina")
+TOPICS = (
+    "went to the support group yesterday and it was really powerful to hear everyone",
+    "am planning a camping trip with the kids to the lake next month, weather permitting",
+    "started a pottery class and made a bowl with a blue glaze that came out really well",
+    "lost my job at the bank but it gave me time to start the dance studio",
+)
 AFTERWARDS = (
     "It took longer than we planned.",
     "I would love to do it again soon!",
@@ -32,7 +39,6 @@ def turns(count: int = 240) -> list[str]:
     for i in range(count):
         speaker, topic = SPEAKERS[i % len(SPEAKERS)], TOPICS[(i // 4) % len(TOPICS)]
         extra = " ".join(AFTERWARDS[: 1 + i % 2 + (i % 5 == 0)])
-        topic = topic.replace("is planning", "am planning")
         out.append(f"{speaker}: I {topic} (day {i}). {extra}")
     return out
 
