@@ -30,8 +30,9 @@ _ERRORS_COMMON = (
     "retry the same call. storage_full (retryable) - the store's disk is full and nothing "
     "was written: tell the user, and retry once space is freed. storage_read_only, "
     "storage_corrupt, storage_missing (the store cannot be written, is damaged, or was "
-    "deleted under the server), storage_error, model_export_failed (not retryable) - go on "
-    "without Slowave for this task and tell the user to run `slowave doctor`. Over HTTP "
+    "deleted under the server), storage_error, model_export_failed, embedder_mismatch (the "
+    "store's vectors are another embedder's) (not retryable) - go on without Slowave for "
+    "this task and tell the user to run `slowave doctor`. Over HTTP "
     "only: unauthorized, forbidden, host_not_allowed, origin_not_allowed, "
     "unsupported_media_type (not retryable) - the server refused the caller; tell the user."
 )
