@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Protocol
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from memory.embedders.export_files import (
@@ -105,12 +105,19 @@ def record_check(embedder: Named, *, now: datetime | None = None) -> None:
     if key in _checked:
         return
     mine = identity_of(embedder)
-    with transaction.atomic():
-        record = _record_or_mine(mine, now or timezone.now())
-        if record.name != mine.name:
-            if store_holds_vectors():
-                raise EmbedderMismatch(mismatch_message(record, mine))
-            _record_write(record, mine, now or timezone.now())
+    try:
+        with transaction.atomic():
+            record = _record_or_mine(mine, now or timezone.now())
+            if record.name != mine.name:
+                if store_holds_vectors():
+                    raise EmbedderMismatch(mismatch_message(record, mine))
+                _record_write(record, mine, now or timezone.now())
+    except DatabaseError:
+        if StoreEmbedder._meta.db_table in connection.introspection.table_names():
+            raise
+        # Not migrated yet (mcp_serve's warm-up runs beside its migrations): no vector is
+        # stored without the tables, and the next encode checks again.
+        return
     with _checked_lock:
         _checked.add(key)
 

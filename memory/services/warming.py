@@ -35,7 +35,7 @@ def serving_warm_up() -> None:
     try:
         encode(["warm up"])  # loads the model; None (lexical only) is the caller's to see
         _catch_up_vectors()
-        logger.info("warm-up done: model loaded, vector copy caught up")
+        logger.debug("warm-up done: model loaded, vector copy caught up")
     except EmbedderMismatch as exc:  # every call that embeds answers the same error
         logger.error("slowave: %s", exc.message)
     except Exception as exc:  # a warm-up must not take the server down
