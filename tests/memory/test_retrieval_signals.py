@@ -432,3 +432,20 @@ def test_recall_fills_its_page_below_the_floor_once_the_best_item_clearly_passes
     # Activation keeps its compact working set, and an unrelated cue still returns nothing.
     assert weak not in _ranked(cue, kind="activate")
     assert _ranked("Choose a paint colour for the office lobby walls") == []
+
+
+def test_the_listeners_echo_of_an_older_version_is_placed_below_the_correction():
+    # A colleague repeating the old rule back is as much an older version as the mentor's
+    # own wording of it: the correction, said by the mentor, leads both.
+    said, echo, new = _dated(
+        ("Mentor: Always start function argument names with the prefix 'e_', it is our rule", 40),
+        ("Colleague: Understood, I will start function argument names with the prefix 'e_'", 39),
+        ("Mentor: From now on, function argument names start with the prefix 'x_'", 20),
+    )
+    question = "Which prefix should function argument names always start with?"
+    gated = _without("supersession", weight=1.0, same_speaker=True)
+    order = _ranked(question, policy=gated)
+    assert order.index(echo) < order.index(new)
+    order = _ranked(question)
+    assert order.index(new) < order.index(echo)
+    assert order.index(new) < order.index(said)
