@@ -41,7 +41,7 @@ from memory.retrieval.scored import Cue, Scored
 from memory.retrieval.scoring import coverage, facet_terms, idf
 from memory.retrieval.sessions import session_admits, session_matches
 from memory.retrieval.temporal import parse_window, temporal_bonus
-from memory.retrieval.tense import asks_about_past
+from memory.retrieval.tense import asks_about_past, asks_for_many
 from memory.text import stems, tokens
 
 Neighbours = dict[int, list[tuple[MemoryRow, float, float]]]
@@ -141,6 +141,7 @@ def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: Ran
         imported=facts.imported,
         long_history=spreads and facts.remembered_sessions >= spread_over,
         past=asks_about_past(cue),
+        many=asks_for_many(cue),
     )
 
 

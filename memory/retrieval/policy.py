@@ -263,6 +263,10 @@ class Supersession:
     # Only for a cue about how things stand: a cue about what happened (tense.py) asks for an
     # event, and an older account of it is not replaced by a newer one alike.
     present_only: bool = True
+    # Only for a cue that asks for one thing: "which decorators must I add?" asks for a list,
+    # whose members (each added in its own session, each saying "from now on") are not
+    # versions of one another.
+    single_only: bool = True
     step: float = 1e-3  # how far below: scores are recorded to 4 places
 
 

@@ -40,6 +40,7 @@ class Cue:
     discriminative: bool = True
     long_history: bool = False  # the scope holds enough sessions to spread over (sessions.py)
     past: bool = False  # the cue asks what happened, not how things stand (tense.py)
+    many: bool = False  # the cue asks for a list ("which decorators ...", tense.py)
 
 
 @dataclass

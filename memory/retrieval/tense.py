@@ -37,3 +37,12 @@ def asks_about_past(cue: str) -> bool:
             if before not in _PASSIVE:
                 return True
     return False
+
+
+# "Which decorators ...", "what modules ...": a question word before a plural noun asks for a
+# list, and a list's members are not versions of one another. Not "-ss", "-us", "-is" words.
+_MANY = re.compile(r"\b(?:which|what)\s+([a-z]+[^sui\W]s)\b")
+
+
+def asks_for_many(cue: str) -> bool:
+    return _MANY.search(cue.lower()) is not None

@@ -449,3 +449,38 @@ def test_the_listeners_echo_of_an_older_version_is_placed_below_the_correction()
     order = _ranked(question)
     assert order.index(new) < order.index(echo)
     assert order.index(new) < order.index(said)
+
+
+def test_a_question_asking_for_a_list_keeps_each_member_where_it_ranks():
+    # "Which decorators ...?" asks for every one of them: a later addition to the list does
+    # not replace the earlier one, however alike the two lines read.
+    first, _, added = _dated(
+        ("Mentor: Always add the decorator '@count_calls' to all methods, it is our rule", 40),
+        ("Mentor: I enjoyed the talk on naming things at the meetup last week", 30),
+        ("Mentor: From now on, add the decorator '@retry' to all methods", 20),
+    )
+    question = "Which decorators must I add to all methods?"
+
+    def demoted(policy: RankingPolicy) -> bool:
+        ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=policy)
+        by_pk = {it.obj.pk: it for it in ranking.memories}
+        return "superseded" in dict(by_pk[first].signals)
+
+    assert demoted(_without("supersession", single_only=False))
+    assert not demoted(DEFAULT_POLICY)
+
+
+@pytest.mark.parametrize(
+    ("cue", "many"),
+    [
+        ("Which decorators must I add to all methods?", True),
+        ("Which modules must always be imported?", True),
+        ("What prefix should function names start with?", False),
+        ("What kind of commit messages should I write?", False),
+        ("What is the status of the export?", False),
+    ],
+)
+def test_a_cue_asking_for_a_list_is_read_from_its_grammar(cue, many):
+    from memory.retrieval.tense import asks_for_many
+
+    assert asks_for_many(cue) is many
