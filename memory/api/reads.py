@@ -17,7 +17,6 @@ from ninja import Query, Router
 
 from memory.api import read_data
 from memory.api.read_data import ExplainFilters, MemoryFilters, ScopeFilters
-from memory.services.storage import storage_check_in_place
 from memory.api.replies import (
     HEALTH,
     READ,
@@ -46,6 +45,7 @@ from memory.replies.reads import (
     StatsOut,
 )
 from memory.replies.records import ProcedureRecord
+from memory.services.storage import storage_check_in_place
 
 DataT = TypeVar("DataT")
 

@@ -16,7 +16,6 @@ from django.db.models import Count
 
 from memory.models import Memory, Session
 
-
 LABELLED_KINDS = frozenset(
     {"project", "user", "repo", "team", "org", "workspace", "agent", "global", "chat"}
 )

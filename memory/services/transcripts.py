@@ -21,7 +21,6 @@ from memory.ids import new_session_id
 from memory.models import Event, Session
 from memory.replies.staff import TranscriptImportOut
 from memory.schemas import (
-    without_nul,
     JSON_MAX_DEPTH,
     JsonTooDeep,
     RuleViolation,
@@ -31,6 +30,7 @@ from memory.schemas import (
     json_problem,
     parse_timestamp,
     validation_error,
+    without_nul,
 )
 from memory.secrets import SecretGuard, secrets_policy
 from memory.services.episodes import episodes_form

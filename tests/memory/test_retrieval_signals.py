@@ -356,9 +356,7 @@ def test_it_places_an_older_version_below_the_newer_one():
     on = _without("supersession", weight=1.0)
     order = _ranked(question, policy=on)
     assert order.index(new) < order.index(old)
-    ranking = rank(
-        scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=on
-    ).memories
+    ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=on).memories
     by_pk = {it.obj.pk: it for it in ranking}
     assert "superseded" in dict(by_pk[old].signals)
     assert "superseded" not in dict(by_pk[new].signals)
