@@ -6,6 +6,9 @@ and `postgresql` (a server: advisory locks, sequences, a read-only standby, pgve
 migrations (tests/test_vendor_checks.py fails on a vendor read anywhere else); the lexical and
 vector packages ask the engine which of their backends it holds. Only what differs between
 engines lives here: the callers (services, `migrate`, doctor) keep what is the same everywhere.
+The reads ranking runs on the memory tables are the engines' too (`memory_rows` and the rest,
+memory/engines/ranking.py: the statements once, each engine's list binding and driver types in
+its module), so memory.retrieval holds no SQL of its own.
 One parity test runs every operation on both engines (tests/memory/test_storage_engines.py).
 Adding an engine is one module here, its lexical module and its tests.
 """
@@ -73,6 +76,21 @@ class StorageEngine(Protocol):
     def integrity(self) -> list[str] | None:
         """Damage the engine's own check finds (empty: none); None where it has none to run."""
         ...
+
+    # The reads of ranking (memory/engines/ranking.py says what each returns).
+    def memory_rows(self, ids: Sequence[int], statuses: Sequence[str]) -> list[tuple[Any, ...]]: ...
+
+    def memories_at(
+        self, sessions: Sequence[str], seqs: Sequence[int]
+    ) -> list[tuple[int, str, int]]: ...
+
+    def memory_sessions(self, ids: Sequence[int], statuses: Sequence[str]) -> dict[int, str]: ...
+
+    def session_lengths(self, sessions: Sequence[str]) -> dict[str, int]: ...
+
+    def scope_facts(
+        self, *, scope: str, session_cap: int, statuses: Sequence[str], imported: str
+    ) -> tuple[int, str | None, bool, int]: ...
 
 
 _ENGINES: dict[str, type[SqliteEngine] | type[PostgresqlEngine]] = {

@@ -19,13 +19,14 @@ from django.db import DatabaseError
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model
 
+from memory.engines.ranking import EMBEDDING, PASSAGES, PROVENANCE, RankingReads, blob, decoded
 from memory.errors import StorageReadOnly
 
 # Any fixed 64-bit key; it only has to differ from other advisory locks on the same server.
 MIGRATION_LOCK_KEY = 0x5_10_3A_3E_0001
 
 
-class PostgresqlEngine:
+class PostgresqlEngine(RankingReads):
     name = "postgresql"
     lexical = "tsvector"
 
@@ -70,6 +71,23 @@ class PostgresqlEngine:
         with self.db.cursor() as cursor:
             for sql in statements:
                 cursor.execute(sql)
+
+    def any_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """One array parameter, whatever the length: one statement text for every list."""
+        return f"{column} = ANY(%s)", [list(values)]
+
+    def chunks(self, values: Sequence[Any]) -> Iterator[Sequence[Any]]:
+        if values:
+            yield values
+
+    def row_values(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Times come back aware; Django has the driver hand jsonb back as text, and bytea
+        may come as a memoryview."""
+        values = list(row)
+        values[PROVENANCE] = decoded(values[PROVENANCE])
+        values[EMBEDDING] = blob(values[EMBEDDING])
+        values[PASSAGES] = blob(values[PASSAGES])
+        return tuple(values)
 
     def health(self, *, quick_check: bool) -> dict[str, Any]:
         return {}

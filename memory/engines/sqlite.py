@@ -18,8 +18,12 @@ from typing import Any
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model
 
+from memory.engines.ranking import CREATED_AT, OCCURRED_AT, PROVENANCE, RankingReads, decoded, utc
 
-class SqliteEngine:
+CHUNK = 900  # values per IN (...) list, well under SQLite's variable limit
+
+
+class SqliteEngine(RankingReads):
     name = "sqlite"
     lexical = "fts5"
 
@@ -82,6 +86,22 @@ class SqliteEngine:
 
     def reset_sequences(self, models: Sequence[type[Model]]) -> None:
         return None
+
+    def any_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} IN ({', '.join(['%s'] * len(values))})", list(values)
+
+    def chunks(self, values: Sequence[Any]) -> Iterator[Sequence[Any]]:
+        for start in range(0, len(values), CHUNK):
+            yield values[start : start + CHUNK]
+
+    def row_values(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Times come back naive (parsed by their declared type, or text in an expression) and
+        JSON as text; blobs are bytes already."""
+        values = list(row)
+        values[OCCURRED_AT] = utc(values[OCCURRED_AT])
+        values[CREATED_AT] = utc(values[CREATED_AT])
+        values[PROVENANCE] = decoded(values[PROVENANCE])
+        return tuple(values)
 
     def _scalar(self, sql: str) -> Any:
         with self.db.cursor() as cursor:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, cast
 
 import numpy as np
-from django.db import connection
 
 from memory import lexical, passages
+from memory.engines import storage_engine
 from memory.models import Episode, Memory, Session
 from memory.retrieval.policy import Candidates
 from memory.text import tokens
@@ -40,7 +39,8 @@ class Pool:
 
 @dataclass(slots=True)
 class MemoryRow:
-    """The columns ranking and rendering read; far cheaper to load than model instances."""
+    """The columns ranking and rendering read; far cheaper to load than model instances. The
+    field order is the engine's `memory_rows` (memory/engines/ranking.py)."""
 
     pk: int
     type: str
@@ -66,64 +66,11 @@ class MemoryRow:
         return (self.session_id, cast(int, self.seq)) if self.session_id is not None else None
 
 
-_SELECT = (
-    "SELECT m.id, m.type, m.content, m.scope, m.status, m.origin, m.generalization_stage, "
-    "m.salience, m.superseded_by_id, m.occurred_at, m.created_at, m.provenance, m.embedding, "
-    "m.passages, e.session_id, e.seq FROM memory_memory m "
-    "LEFT JOIN memory_event e ON e.id = m.source_event_id "
-    "WHERE m.status IN (%s, %s) AND m.id IN ({marks})"
-)
-
-
 def load_memories(ids: set[int]) -> list[MemoryRow]:
-    """The eligible memories among `ids`, in one hand-written statement: building the ORM query
-    cost more than running it, twice per recall."""
-    if not ids:
-        return []
-    ordered = sorted(ids)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _SELECT.format(marks=", ".join(["%s"] * len(ordered))),
-            [*ELIGIBLE_STATUSES, *ordered],
-        )
-        rows = cursor.fetchall()
-    return [_memory_row(row) for row in rows]
-
-
-def _memory_row(row: tuple[Any, ...]) -> MemoryRow:
-    """One row of _SELECT, in MemoryRow's field order."""
-    pk, kind, content, scope, status, origin, stage, salience, superseded_by_id = row[:9]
-    occurred_at, created_at, provenance, embedding, vectors, session_id, seq = row[9:]
-    return MemoryRow(
-        pk=pk,
-        type=kind,
-        content=content,
-        scope=scope,
-        status=status,
-        origin=origin,
-        generalization_stage=stage,
-        salience=salience,
-        superseded_by_id=superseded_by_id,
-        occurred_at=_moment(occurred_at),
-        created_at=cast(datetime, _moment(created_at)),  # NOT NULL
-        provenance=json.loads(provenance) if isinstance(provenance, str) else provenance,
-        embedding=_bytes(embedding),
-        passages=_bytes(vectors),
-        session_id=session_id,
-        seq=seq,
-    )
-
-
-def _moment(value: datetime | str | None) -> datetime | None:
-    """Stored times are UTC: SQLite hands them back naive (text or parsed), PostgreSQL aware."""
-    if value is None:
-        return None
-    parsed = value if isinstance(value, datetime) else datetime.fromisoformat(value)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _bytes(value: bytes | memoryview | None) -> bytes | None:
-    return bytes(value) if isinstance(value, memoryview) else value
+    """The eligible memories among `ids`, in one statement the engine runs (a hand-written
+    one: building the ORM query cost more than running it, twice per recall)."""
+    rows = storage_engine().memory_rows(sorted(ids), ELIGIBLE_STATUSES)
+    return [MemoryRow(*row) for row in rows]
 
 
 @dataclass(slots=True)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.db import connection
-
+from memory.engines import storage_engine
 from memory.retrieval.candidates import MemoryRow, load_memories
 from memory.retrieval.policy import Recall
 from memory.retrieval.scored import Scored
@@ -31,15 +30,8 @@ def _around(positions: dict[int, tuple[str, int]]) -> dict[tuple[str, int], int]
         return {}
     sessions = sorted({s for s, _ in wanted})
     seqs = sorted({q for _, q in wanted})
-    marks_s, marks_q = ", ".join(["%s"] * len(sessions)), ", ".join(["%s"] * len(seqs))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT m.id, e.session_id, e.seq FROM memory_memory m "
-            "JOIN memory_event e ON e.id = m.source_event_id "
-            f"WHERE e.session_id IN ({marks_s}) AND e.seq IN ({marks_q})",
-            [*sessions, *seqs],
-        )
-        return {(s, q): pk for pk, s, q in cursor if (s, q) in wanted}
+    found = storage_engine().memories_at(sessions, seqs)
+    return {(s, q): pk for pk, s, q in found if (s, q) in wanted}
 
 
 def asks(text: str) -> bool:

@@ -15,17 +15,13 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db import connection
-
 from memory import lexical
-from memory.models import Memory
-from memory.retrieval.candidates import MemoryRow
+from memory.engines import storage_engine
+from memory.retrieval.candidates import ELIGIBLE_STATUSES, MemoryRow
 from memory.retrieval.policy import Sessions
 from memory.retrieval.scored import Cue, Scored
 from memory.retrieval.scoring import idf
 from memory.text import tokens
-
-CHUNK = 900  # ids per IN (...) list, well under SQLite's variable limit
 
 
 @dataclass(frozen=True)
@@ -42,37 +38,12 @@ class SessionMatches:
 
 def _sessions_of(pks: set[int]) -> dict[int, str]:
     """memory pk -> the session it was remembered in, for eligible memories with one."""
-    out: dict[int, str] = {}
-    ordered = sorted(pks)
-    for start in range(0, len(ordered), CHUNK):
-        chunk = ordered[start : start + CHUNK]
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT m.id, e.session_id FROM memory_memory m "
-                "JOIN memory_event e ON e.id = m.source_event_id "
-                f"WHERE m.status IN (%s, %s) AND m.id IN ({', '.join(['%s'] * len(chunk))})",
-                [Memory.Status.ACTIVE, Memory.Status.STALE, *chunk],
-            )
-            out.update({int(pk): str(session) for pk, session in cursor})
-    return out
+    return storage_engine().memory_sessions(sorted(pks), ELIGIBLE_STATUSES)
 
 
 def _lengths(sessions: set[str]) -> dict[str, int]:
     """Remembered turns per session."""
-    out: dict[str, int] = {}
-    ordered = sorted(sessions)
-    for start in range(0, len(ordered), CHUNK):
-        chunk = ordered[start : start + CHUNK]
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT e.session_id, COUNT(*) FROM memory_memory m "
-                "JOIN memory_event e ON e.id = m.source_event_id "
-                f"WHERE e.session_id IN ({', '.join(['%s'] * len(chunk))}) "
-                "GROUP BY e.session_id",
-                chunk,
-            )
-            out.update({str(session): int(n) for session, n in cursor})
-    return out
+    return storage_engine().session_lengths(sorted(sessions))
 
 
 def session_matches(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from memory.engines import storage_engine
@@ -112,6 +112,53 @@ def _holders() -> list[str] | None:
     return [str(info["role"]) for info in found if info.get("pid") == os.getpid()]
 
 
+def _ranking_reads() -> dict[str, Any]:
+    """The engine's reads of ranking over one session's three remembered memories: what they
+    return, and in which Python types. Rolled back: events are append-only, and the SQLite
+    test's database is flushed after it."""
+    with transaction.atomic():
+        found = _ranking_reads_here()
+        transaction.set_rollback(True)
+    return found
+
+
+def _ranking_reads_here() -> dict[str, Any]:
+    from memory.ids import memory_pk
+    from memory.models import Memory, Session
+    from tests.factories import fresh_scope, open_session, remember
+
+    scope = fresh_scope("parity")
+    session = open_session(scope)["session_id"]
+    public = remember(scope, session, "The queue retries 3 times", "It backs off", "Then it stops")
+    pks = [memory_pk(memory_id) for memory_id in public]
+    engine, eligible = storage_engine(), (Memory.Status.ACTIVE, Memory.Status.STALE)
+    rows = sorted(engine.memory_rows(pks, eligible))
+    content = {row[0]: row[2] for row in rows}
+    seqs = [row[-1] for row in rows]
+    eligible_n, newest, imported, sessions = engine.scope_facts(
+        scope=scope, session_cap=5, statuses=eligible, imported=Session.EndedBy.IMPORT
+    )
+    uncounted = engine.scope_facts(
+        scope=scope, session_cap=0, statuses=eligible, imported=Session.EndedBy.IMPORT
+    )[3]
+    return {
+        "memory rows": [[row[2], row[14] == session] for row in rows],
+        "their types": sorted(
+            {
+                f"{name}: {type(row[at]).__name__}"
+                for row in rows
+                for name, at in (("created", 10), ("provenance", 11), ("embedding", 12))
+            }
+            | {f"aware: {rows[0][10].utcoffset() is not None}"}
+        ),
+        "memories at": sorted(content[pk] for pk, _, _ in engine.memories_at([session], seqs[1:])),
+        "memory sessions": set(engine.memory_sessions(pks, eligible).values()) == {session},
+        "session lengths": list(engine.session_lengths([session, "sess_none"]).values()),
+        "scope facts": [eligible_n, newest, imported, sessions, uncounted],
+        "pks": sorted(pks) == [row[0] for row in rows],
+    }
+
+
 def storage_findings() -> dict[str, Any]:
     """What each step finds on the database in use."""
     from memory import lexical, vectors
@@ -137,6 +184,7 @@ def storage_findings() -> dict[str, Any]:
         "migration lock": _migration_lock_turns(),
         "its checks": sorted({status for _, status, _ in engine.checks()}),
         "integrity": engine.integrity(),
+        "ranking reads": _ranking_reads(),
     }
 
 
@@ -148,6 +196,24 @@ SAME = {
     "next id after a load": 1,
     "migration lock": {"the second waits while the first holds it": True, "then takes it": True},
     "its checks": ["ok"],
+    "ranking reads": {
+        "memory rows": [
+            ["The queue retries 3 times", True],
+            ["It backs off", True],
+            ["Then it stops", True],
+        ],
+        "their types": [
+            "aware: True",
+            "created: datetime",
+            "embedding: bytes",
+            "provenance: dict",
+        ],
+        "memories at": ["It backs off", "Then it stops"],
+        "memory sessions": True,
+        "session lengths": [3],
+        "scope facts": [3, "Then it stops", False, 1, 0],
+        "pks": True,
+    },
 }
 SQLITE_HEALTH = [
     "file_bytes",
