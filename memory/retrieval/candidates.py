@@ -82,15 +82,33 @@ class EpisodeRow:
     occurred_at: datetime | None
     salience: float
     embedding: bytes | None
+    # The episode's place in its session (0 first), when loaded with it (history.py).
+    ordinal: int | None = None
+
+    @property
+    def position(self) -> tuple[str, int] | None:
+        """(session, ordinal): what recall's session signals read (context.py), as a
+        memory's (session, seq)."""
+        return None if self.ordinal is None else (self.session_id, self.ordinal)
+
+
+EPISODE_FIELDS = (
+    "pk",
+    "session_id",
+    "content",
+    "recorded_at",
+    "occurred_at",
+    "salience",
+    "embedding",
+)
 
 
 def load_episodes(ids: set[int], scope: str, *, imported_only: bool = False) -> list[EpisodeRow]:
     """`imported_only`: episodes of imported sessions alone (the history ranked with memories)."""
-    fields = ("pk", "session_id", "content", "recorded_at", "occurred_at", "salience", "embedding")
     rows = Episode.objects.filter(pk__in=ids, scope=scope)
     if imported_only:
         rows = rows.filter(session__ended_by=Session.EndedBy.IMPORT)
-    return [EpisodeRow(*row) for row in rows.values_list(*fields)]
+    return [EpisodeRow(*row) for row in rows.values_list(*EPISODE_FIELDS)]
 
 
 def scope_kind(scope: str) -> str:

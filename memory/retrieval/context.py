@@ -9,21 +9,26 @@ topical score, so nothing is admitted around a cue that matched nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from memory.engines import storage_engine
-from memory.retrieval.candidates import MemoryRow, load_memories
+from memory.retrieval.candidates import load_memories
 from memory.retrieval.policy import Recall
 from memory.retrieval.scored import Scored
 
-Items = list[Scored[MemoryRow]]
+# Memories (position: session, seq of the remember event) or imported episodes (session,
+# ordinal in it: history.py); both rows carry pk, content and position.
+Items = list[Scored[Any]]
+Positions = dict[int, tuple[str, int]]
+Around = Callable[[Positions], dict[tuple[str, int], int]]
 
 
-def _positions(items: Items) -> dict[int, tuple[str, int]]:
-    """memory pk → (session id, seq of its source remember event), for items that have one."""
+def _positions(items: Items) -> Positions:
+    """row pk → (session id, place in it), for items that have one."""
     return {it.obj.pk: it.obj.position for it in items if it.obj.position is not None}
 
 
-def _around(positions: dict[int, tuple[str, int]]) -> dict[tuple[str, int], int]:
+def _around(positions: Positions) -> dict[tuple[str, int], int]:
     """(session, seq) → memory pk for the remember events next to the given positions."""
     wanted = {(s, q + d) for s, q in positions.values() for d in (-1, 1)}
     if not wanted:
@@ -40,18 +45,24 @@ def asks(text: str) -> bool:
 
 
 def add_context(
-    items: Items, score_rows: Callable[[list[MemoryRow]], Items], recall: Recall
+    items: Items,
+    score_rows: Callable[[list[Any]], Items],
+    recall: Recall,
+    around_of: Around = _around,
+    load: Callable[[set[int]], list[Any]] = load_memories,
 ) -> Items:
     """Score the neighbours of the strongest items and give every item its context value, and
     the reply to a strong question its reply value; returns the items plus new neighbours.
+    `around_of` and `load` find and load the rows next to given positions (memories by
+    default; imported episodes pass their own, history.py).
 
     A turn two steps away is read at `far_share` when it is a candidate already: fetching more
     rows costs latency and measured no better held out."""
     seeds = sorted(items, key=lambda it: -it.topical)[: recall.context_seeds]
     positions = _positions(seeds)
-    around = _around(positions)
+    around = around_of(positions)
     known = {it.obj.pk for it in items}
-    fresh = load_memories({pk for pk in around.values() if pk not in known})
+    fresh = load({pk for pk in around.values() if pk not in known})
     everything = items + score_rows(fresh)
     at = {it.obj.position: it for it in everything if it.obj.position is not None}
     steps = ((-1, 1.0), (1, 1.0), (-2, recall.far_share), (2, recall.far_share))

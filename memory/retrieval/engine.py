@@ -19,7 +19,7 @@ from django.db.models import Max
 
 from memory import embeddings, lexical
 from memory.models import Memory, Procedure
-from memory.retrieval import associations, ordering, procedures, signals, speakers
+from memory.retrieval import associations, history, ordering, procedures, signals, speakers
 from memory.retrieval.candidates import (
     EpisodeRow,
     MemoryRow,
@@ -97,8 +97,10 @@ def rank(
     if prepared.imported:
         paging = policy.paging
         cap = paging.history_recall if recall else paging.history_activate
-        history, unheard = _rank_episodes(prepared, policy, now, imported_only=True)
-        ranking.history = history[:cap]
+        turns, unheard = _rank_episodes(
+            prepared, policy, now, imported_only=True, in_sessions=recall
+        )
+        ranking.history = turns[:cap]
         under += unheard
     if recall:
         _fill_depth(ranking, under)
@@ -366,15 +368,37 @@ def _discriminative(
 
 
 def _rank_episodes(
-    cue: Cue, policy: RankingPolicy, now: datetime, *, imported_only: bool = False
+    cue: Cue,
+    policy: RankingPolicy,
+    now: datetime,
+    *,
+    imported_only: bool = False,
+    in_sessions: bool = False,
 ) -> tuple[list[Scored[EpisodeRow]], list[Scored[Any]]]:
-    """Episodes passing the floor, best first, and those under it."""
+    """Episodes passing the floor, best first, and those under it. `in_sessions` (recall's
+    imported history): read with recall's session signals (history.py)."""
     pools = _gather(cue, "episode", [cue.scope], policy)
     ids = set().union(*(p.ids for p in pools)) if pools else set()
-    terms = policy.terms
+    if in_sessions:
+        rows = history.load_history(ids, cue.scope)
+        weighed = history.with_episode_terms(cue, policy)
+        score = lambda found: _episode_items(weighed, pools, found, now, policy)  # noqa: E731
+        return history.rank_in_sessions(score(rows), score, cue, policy)
     out: list[Scored[EpisodeRow]] = []
     under: list[Scored[Any]] = []
-    for episode in load_episodes(ids, cue.scope, imported_only=imported_only):
+    rows = load_episodes(ids, cue.scope, imported_only=imported_only)
+    for item in _episode_items(cue, pools, rows, now, policy):
+        (out if item.topical >= policy.admission.floor else under).append(item)
+    out.sort(key=lambda it: (-it.score, it.obj.pk))
+    return out, under
+
+
+def _episode_items(
+    cue: Cue, pools: list[Pool], rows: list[EpisodeRow], now: datetime, policy: RankingPolicy
+) -> list[Scored[EpisodeRow]]:
+    terms = policy.terms
+    items = []
+    for episode in rows:
         item = Scored(obj=episode, vector=embeddings.from_blob(episode.embedding))
         moment = episode.occurred_at or episode.recorded_at
         recency = (terms.episode_recency, terms.episode_recency_half_life_days)
@@ -389,6 +413,5 @@ def _rank_episodes(
             when,
             policy,
         )
-        (out if item.topical >= policy.admission.floor else under).append(item)
-    out.sort(key=lambda it: (-it.score, it.obj.pk))
-    return out, under
+        items.append(item)
+    return items

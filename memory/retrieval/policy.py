@@ -119,6 +119,18 @@ class Recall:
 
 
 @dataclass(frozen=True)
+class History:
+    """Imported history (issue 25): the episodes of imported sessions, ranked with the memories
+    in a recall, read in their sessions with recall's own session signals and Recall's weights
+    (history.py): context, reply and session. Measured below."""
+
+    session_signals: bool = True
+    # Coverage of an imported turn weighs the cue's terms by idf over the scope's episodes
+    # (history.with_episode_terms), not over its few consolidated memories.
+    episode_idf: bool = False
+
+
+@dataclass(frozen=True)
 class Speakers:
     """Transcript signals, gated on what the scope holds: labels seen often enough."""
 
@@ -332,6 +344,7 @@ class RankingPolicy:
     terms: ScoreTerms = field(default_factory=ScoreTerms)
     recall: Recall = field(default_factory=Recall)
     depth: Depth = field(default_factory=Depth)
+    history: History = field(default_factory=History)
     speakers: Speakers = field(default_factory=Speakers)
     updates: Updates = field(default_factory=Updates)
     sessions: Sessions = field(default_factory=Sessions)

@@ -7,8 +7,10 @@ store, or the ingest is skipped when the store's manifest matches, and the quest
 asked on a scratch copy (store.py). Ingest always runs under the unmodified policy.
 
 `ingest` names the Slowave methods: `remember` (method "slowave": each turn remembered as a
-fact, the kept store's ingest) and `import` (method "slowave-import": each session imported
-as a transcript into a scope of its own, locomo_import.py; never kept, ingested afresh).
+fact) and `import` (method "slowave-import": each session imported as a transcript into a
+scope of its own, locomo_import.py). A kept store holds each conversation's imported scope as
+an item of its own (`<sample_id>:import`), so a store kept for both methods re-ranks both at
+the cost of the questions, and one kept for `remember` alone still serves it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ from slowave_site.bench.store import (
 
 Log = Callable[[str], None]
 INGEST_MODES = {"remember": "slowave", "import": "slowave-import"}
+IMPORTED = ":import"  # a kept store's item for a conversation's imported scope
+
+
+def _import_scope(sample: Sample) -> str:
+    return f"{scope_for(sample)}-import"
 
 
 def _options(consolidate: bool) -> dict[str, Any]:
@@ -71,14 +78,19 @@ def _runner(
 
 
 def _import_runner(
-    consolidate: bool, ranking: RankingPolicy, log: Log
+    consolidate: bool,
+    ranking: RankingPolicy,
+    log: Log,
+    kept: Mapping[str, Mapping[str, Sequence[str]]],
 ) -> Callable[[Sample], list[QuestionResult]]:
-    """Import the conversation's sessions as transcripts under the plain policy, ask under
-    ranking, in a scope apart from the remembered one."""
+    """Import the conversation's sessions as transcripts under the plain policy (unless kept
+    holds them), ask under ranking, in a scope apart from the remembered one."""
 
     def run(sample: Sample) -> list[QuestionResult]:
-        scope = f"{scope_for(sample)}-import"
-        behind = import_sample(sample, scope, consolidate_scope if consolidate else None, log)
+        scope = _import_scope(sample)
+        behind = kept.get(sample.sample_id + IMPORTED)
+        if behind is None:
+            behind = import_sample(sample, scope, consolidate_scope if consolidate else None, log)
         with overrides.installed(ranking):
             return ask_sample(sample, behind, scope)
 
@@ -95,6 +107,7 @@ def _prepared(
     store: str | None,
     rebuild: bool,
     log: Log,
+    modes: Sequence[str] = ("remember",),
     bench: str = "locomo",
 ) -> Iterator[tuple[Kept, bool]]:
     """The default connection on the bench database; the kept mapping ({} without --store)
@@ -106,21 +119,29 @@ def _prepared(
     by_id = {s.sample_id: s for s in samples}
     ran: list[str] = []
 
+    passes = consolidate_scope if consolidate else None
+
     def ingest(items: Sequence[str]) -> Kept:
         kept: Kept = {}
-        for sample_id in items:
-            log(f"slowave: ingest {sample_id} ({len(by_id[sample_id].turns)} turns)")
-            ran.append(sample_id)
-            kept[sample_id] = ingest_sample(
-                by_id[sample_id], consolidate_scope if consolidate else None
+        for item in items:
+            sample_id, imported, _ = item.partition(IMPORTED)
+            sample = by_id[sample_id]
+            log(f"slowave: ingest {item} ({len(sample.turns)} turns)")
+            ran.append(item)
+            kept[item] = (
+                import_sample(sample, _import_scope(sample), passes, log)
+                if imported
+                else ingest_sample(sample, passes)
             )
         return kept
 
+    items = [i for i in by_id if "remember" in modes]
+    items += [i + IMPORTED for i in by_id if "import" in modes]
     spec = IngestSpec(
         bench=bench,
         data_path=os.path.abspath(path),
         data_sha256=file_sha256(path),
-        items=tuple(by_id),
+        items=tuple(items),
         options=_options(consolidate),
     )
     with ingested(spec, ingest, store=store, rebuild=rebuild, log=log) as kept:
@@ -170,21 +191,21 @@ def run_locomo_bench(
     )
     if not slowave:
         return run_locomo(path, **common)
-    kept_store = store if "remember" in modes else None  # only the remembered ingest is kept
     with _prepared(
         path,
         selected,
         consolidate=consolidate,
         db=db,
-        store=kept_store,
+        store=store,
         rebuild=rebuild,
         log=say,
+        modes=modes,
         bench=bench,
     ) as (kept, reused):
         config["ingest_reused"] = reused
         runners = {
             "slowave": _runner(consolidate, ranking, kept),
-            "slowave-import": _import_runner(consolidate, ranking, say),
+            "slowave-import": _import_runner(consolidate, ranking, say, kept),
         }
         chosen = {INGEST_MODES[m]: runners[INGEST_MODES[m]] for m in modes}
         return run_locomo(path, slowave_runners=chosen, **common)
