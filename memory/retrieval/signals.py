@@ -236,8 +236,13 @@ def depth_fill(
     best = max((it.topical for it in admitted), default=0.0)
     if room <= 0 or best < policy.admission.floor + rule.clear:
         return []
+
+    def deep_enough(it: Scored[Any]) -> bool:
+        floor = rule.min_topical if isinstance(it.obj, MemoryRow) else rule.min_topical_history
+        return it.topical >= floor
+
     extra = sorted(
-        (it for it in under if it.topical >= rule.min_topical),
+        (it for it in under if deep_enough(it)),
         key=lambda it: (-it.score, str(it.obj.pk)),
     )[:room]
     lowest = min(it.score for it in admitted)

@@ -57,3 +57,30 @@ def test_the_answer_after_a_matching_question_outranks_a_line_that_only_names_th
     assert _place(read, "sprain") < _place(read, "chasing the ball"), read
     alone = _history(scope, cue, OFF)
     assert _place(alone, "sprain") > _place(alone, "chasing the ball"), alone
+
+
+def test_an_imported_turn_is_covered_by_the_cue_words_rare_among_the_turns():
+    # Before consolidation an imported scope holds no memories, so only the turns themselves
+    # say which of the cue's words are rare: "vet" outweighs "garden", said in every session.
+    scope = fresh_scope("history")
+    common = [
+        [f"The garden looked nice on day {n}.", "It did, the roses are out."] for n in range(8)
+    ]
+    _import(
+        scope,
+        *common,
+        ["The vet called about the appointment.", "Good, we can go on Monday."],
+    )
+    cue = "What did the vet say in the garden?"
+
+    def coverage(policy: RankingPolicy, words: str) -> float:
+        ranking = rank(scope=scope, cue=cue, kind="recall", now=timezone.now(), policy=policy)
+        items = [*ranking.history, *ranking.episodes()]
+        return next(it.inputs["coverage"] for it in items if words in it.obj.content)
+
+    idf_on = replace(DEFAULT_POLICY, history=replace(DEFAULT_POLICY.history, episode_idf=True))
+    idf_off = replace(DEFAULT_POLICY, history=replace(DEFAULT_POLICY.history, episode_idf=False))
+    assert coverage(idf_on, "vet called") > coverage(idf_on, "day 3")
+    assert coverage(idf_on, "vet called") - coverage(idf_on, "day 3") > coverage(
+        idf_off, "vet called"
+    ) - coverage(idf_off, "day 3")
