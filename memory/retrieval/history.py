@@ -62,7 +62,8 @@ def around(positions: Positions) -> dict[tuple[str, int], int]:
     if not wanted:
         return {}
     rows = _with_ordinals(Episode.objects.filter(session_id__in={s for s, _ in wanted}))
-    found = rows.filter(ordinal__in={o for _, o in wanted}).values_list(
+    # `ordinal` is annotated by _with_ordinals, which django-stubs cannot follow.
+    found = rows.filter(ordinal__in={o for _, o in wanted}).values_list(  # type: ignore[misc]
         "pk", "session_id", "ordinal"
     )
     return {(s, o): pk for pk, s, o in found if (s, o) in wanted}
