@@ -7,7 +7,7 @@ memory.selectors; nothing here writes, and nothing here creates a Retrieval or E
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from ninja import Schema
 from pydantic import Field
@@ -58,6 +58,9 @@ class MemoryFilters(Page):
     status: str | None = None
     type: str | None = None
     q: str | None = Field(None, description="substring of the content (case-insensitive)")
+    order: Literal["newest", "salience"] = Field(
+        "newest", description="newest first, or most salient first (ties newest first)"
+    )
 
 
 class ScopeFilters(Page):
@@ -97,6 +100,7 @@ def memories_page(*, filters: MemoryFilters) -> MemoriesOut:
         status=filters.status,
         memory_type=filters.type,
         q=filters.q,
+        order=filters.order,
         limit=filters.limit,
         offset=filters.offset,
     )

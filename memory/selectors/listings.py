@@ -42,16 +42,20 @@ def memory_list(
     status: str | None = None,
     memory_type: str | None = None,
     q: str | None = None,
+    order: str = "newest",
     limit: int,
     offset: int,
 ) -> Listing[Memory]:
-    """Memories newest first; `q` is a case-insensitive substring of the content."""
+    """Memories newest first, or most salient first (`order="salience"`, ties newest first:
+    what feedback found useful and decay has not worn down); `q` is a case-insensitive
+    substring of the content."""
     qs = _scoped(Memory.objects.all(), scope=scope, status=status)
     if memory_type:
         qs = qs.filter(type=memory_type)
     if q:
         qs = qs.filter(content__icontains=q)
-    return _page(qs.order_by("-pk"), limit=limit, offset=offset)
+    ordering = ("-salience", "-pk") if order == "salience" else ("-pk",)
+    return _page(qs.order_by(*ordering), limit=limit, offset=offset)
 
 
 def session_list(

@@ -5,9 +5,11 @@ process does only this and one HTTP call, so a prompt is not held up by Django's
 embedding model's load (`hook_run_http`). memory.services.hooks runs the same handlers against
 the services in-process when no server answers, and holds the `stop` hook's capture.
 
-- `session-start` (SessionStart): an activation in the repository's scope, within
-  SESSION_START_TOKENS; the Slowave session it opens is kept per Claude Code session (under
-  SLOWAVE_HOME/hooks/) for the prompts that follow.
+- `session-start` (SessionStart): an activation in the repository's scope, then the scope's
+  most salient memories it did not show, together within SESSION_START_TOKENS: a session's
+  opening cue names only the repository, so the floor alone would leave a repository whose
+  memories never mention its name with nothing. The Slowave session it opens is kept per
+  Claude Code session (under SLOWAVE_HOME/hooks/) for the prompts that follow.
 - `prompt` (UserPromptSubmit): a recall for the prompt within PROMPT_TOKENS in that session
   (an activation when there is none, or it has ended); printed only when something passes
   retrieval's floor, so an unrelated prompt gets nothing.
@@ -20,8 +22,9 @@ import os
 import re
 import socket
 import urllib.error
+import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,9 @@ PROMPT_TOKENS = 400
 HTTP_TIMEOUT = 5.0  # seconds for one call to a running server
 CONNECT_TIMEOUT = 0.2  # is a server listening at all
 PROMPT_MAX = 4_000  # a recall query's bound
+TOP_MEMORIES = 20  # the scope's most salient memories read for the session-start fill
+LINE_MAX = 400  # characters of one memory's line at session start
+CHARS_PER_TOKEN = 4  # the contract's token estimate (memory.retrieval.paging's, kept light)
 SAFE_RE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -87,17 +93,7 @@ def server_base(host: str, port: int) -> str | None:
     return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
 
 
-def http_call(base: str, verb: str, body: dict[str, Any]) -> dict[str, Any]:
-    request = urllib.request.Request(
-        f"{base}/api/{verb}",
-        data=json.dumps(body).encode(),
-        headers={
-            "Content-Type": "application/json",
-            "X-Slowave-Client": "claude-code-hook",
-            "X-Slowave-Client-Version": "http",
-        },
-        method="POST",
-    )
+def _envelope(request: urllib.request.Request, what: str) -> Any:
     try:
         with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
             envelope = json.loads(response.read())
@@ -105,15 +101,43 @@ def http_call(base: str, verb: str, body: dict[str, Any]) -> dict[str, Any]:
         envelope = json.loads(exc.read() or b"{}")
     if not envelope.get("ok"):
         error = envelope.get("error") or {}
-        raise InvalidInput(f"{verb} over HTTP: {error.get('message', 'failed')}")
-    return dict(envelope["data"])
+        raise InvalidInput(f"{what} over HTTP: {error.get('message', 'failed')}")
+    return envelope["data"]
+
+
+def _request(url: str, data: bytes | None = None) -> urllib.request.Request:
+    headers = {"X-Slowave-Client": "claude-code-hook", "X-Slowave-Client-Version": "http"}
+    if data is not None:
+        headers["Content-Type"] = "application/json"
+    return urllib.request.Request(
+        url, data=data, headers=headers, method="GET" if data is None else "POST"
+    )
+
+
+def http_call(base: str, verb: str, body: dict[str, Any]) -> dict[str, Any]:
+    return dict(_envelope(_request(f"{base}/api/{verb}", json.dumps(body).encode()), verb))
+
+
+def http_top(base: str, scope: str, limit: int) -> list[dict[str, Any]]:
+    """The scope's active memories, most salient first (`GET /api/memories`), as `top_rows`."""
+    query = urllib.parse.urlencode(
+        {"scope": scope, "status": "active", "order": "salience", "limit": limit}
+    )
+    data = _envelope(_request(f"{base}/api/memories?{query}"), "memories")
+    return [
+        {"memory_id": row["id"], "type": row["type"], "content": row["content"]}
+        for row in data["memories"]
+    ]
 
 
 @dataclass(frozen=True)
 class Where:
-    """Where a hook's verbs run (`call(verb, body)`), and SLOWAVE_HOME for its state."""
+    """Where a hook's verbs run (`call(verb, body)`), where the scope's most salient memories
+    are read (`top(scope, limit)`: `{memory_id, type, content}` each), and SLOWAVE_HOME for
+    the hook's state."""
 
     call: Callable[[str, dict[str, Any]], dict[str, Any]]
+    top: Callable[[str, int], list[dict[str, Any]]]
     home: Path
 
 
@@ -155,19 +179,38 @@ def _activate(where: Where, hook: HookInput, scope: str, task: str, tokens: int)
 # --- what reaches the model -----------------------------------------------------------------
 
 
-def hook_render(reply: dict[str, Any], scope: str, heading: str) -> str:
+def _line(memory: dict[str, Any], limit: int | None = None) -> str:
+    content = str(memory["content"])
+    if limit is not None and len(content) > limit:
+        content = content[: limit - 1].rstrip() + "…"
+    return f"- [{memory['type']}] {content} ({memory.get('memory_id') or memory.get('episode_id')})"
+
+
+def hook_render(
+    reply: dict[str, Any],
+    scope: str,
+    heading: str,
+    fill: Sequence[dict[str, Any]] = (),
+    tokens: int = 0,
+) -> str:
     """The memories (imported turns among them: `episode_id`) and procedures of a reply as
-    lines for the model; "" when there are none."""
-    lines = [
-        f"- [{memory['type']}] {memory['content']} "
-        f"({memory.get('memory_id') or memory.get('episode_id')})"
-        for memory in reply.get("memories", [])
-    ]
+    lines for the model, then those of `fill` the reply did not show while the whole stays
+    within `tokens`; "" when there are none."""
+    memories = list(reply.get("memories", []))
+    lines = [_line(memory) for memory in memories]
     for procedure in reply.get("procedures", []):
         lines.append(
             f"- procedure: {procedure['goal']}: {procedure['summary']} "
             f"({procedure['procedure_id']})"
         )
+    shown = {memory.get("memory_id") for memory in memories}
+    room = tokens * CHARS_PER_TOKEN - sum(len(line) + 1 for line in lines)
+    for memory in fill:
+        line = _line(memory, LINE_MAX)
+        if memory["memory_id"] in shown or len(line) + 1 > room:
+            continue
+        lines.append(line)
+        room -= len(line) + 1
     if not lines:
         return ""
     return "\n".join([f"Slowave memory ({scope}), {heading}:", *lines])
@@ -178,7 +221,9 @@ def hook_session_start(where: Where, hook: HookInput) -> str:
     name = scope.partition(":")[2].rstrip("/").rsplit("/", 1)[-1]
     task = f"Start of a coding session in the {name} repository ({hook.source or 'startup'})"
     reply = _activate(where, hook, scope, task, SESSION_START_TOKENS)
-    return hook_render(reply, scope, "what this repository's memory holds")
+    fill = where.top(scope, TOP_MEMORIES)
+    heading = "what this repository's memory holds"
+    return hook_render(reply, scope, heading, fill, SESSION_START_TOKENS)
 
 
 def hook_prompt(where: Where, hook: HookInput) -> str:
@@ -211,6 +256,10 @@ def hook_run_http(*, event: str, raw: str) -> str | None:
     if base is None:
         return None
     home = os.environ.get("SLOWAVE_HOME") or str(Path.home() / ".slowave")
-    where = Where(call=lambda verb, body: http_call(base, verb, body), home=Path(home).expanduser())
+    where = Where(
+        call=lambda verb, body: http_call(base, verb, body),
+        top=lambda scope, limit: http_top(base, scope, limit),
+        home=Path(home).expanduser(),
+    )
     handler = hook_session_start if event == "session-start" else hook_prompt
     return handler(where, hook_input(raw))

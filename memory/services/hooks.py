@@ -14,6 +14,7 @@ The scope is the repository's (memory.services.repo_scope) of the hook's `cwd`.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from memory.services.hook_reads import (
     hook_prompt,
     hook_session_start,
     http_call,
+    http_top,
     server_base,
 )
 
@@ -48,6 +50,17 @@ def _local(verb: str, body: dict[str, Any], now: datetime) -> dict[str, Any]:
     return dict(retrieval_recall(data=RecallIn(**body), now=now))
 
 
+def _local_top(scope: str, limit: int) -> list[dict[str, Any]]:
+    from memory.ids import memory_ref
+    from memory.selectors.listings import memory_list
+
+    listing = memory_list(scope=scope, status="active", order="salience", limit=limit, offset=0)
+    return [
+        {"memory_id": memory_ref(m.pk), "type": m.type, "content": m.content}
+        for m in listing.rows
+    ]
+
+
 def hook_stop(hook: HookInput, now: datetime) -> str:
     from memory.services.hook_capture import hook_capture
 
@@ -66,11 +79,10 @@ def hook_run(*, event: str, raw: str, now: datetime) -> str:
     if event == "stop":
         return hook_stop(hook, now)
     base = server_base(settings.SLOWAVE_HOST, settings.SLOWAVE_PORT)
-    where = Where(
-        call=(lambda verb, body: http_call(base, verb, body))
-        if base
-        else (lambda verb, body: _local(verb, body, now)),
-        home=Path(settings.SLOWAVE_HOME),
-    )
+    home = Path(settings.SLOWAVE_HOME)
+    if base is not None:
+        where = Where(call=partial(http_call, base), top=partial(http_top, base), home=home)
+    else:
+        where = Where(call=partial(_local, now=now), top=_local_top, home=home)
     handler = hook_session_start if event == "session-start" else hook_prompt
     return handler(where, hook)

@@ -44,7 +44,7 @@ pytestmark = pytest.mark.timeout(300)
 JSON = "application/json"
 VERBS = {tool: f"/api/{tool.removeprefix('slowave_')}" for tool in bodies.TOOLS}
 READS = (  # path (with {} for an id), the kind of id, query parameters
-    ("/api/memories", None, ("limit", "offset", "scope", "status", "type", "q")),
+    ("/api/memories", None, ("limit", "offset", "scope", "status", "type", "q", "order")),
     ("/api/memories/{}", "memories", ()),
     ("/api/sessions", None, ("limit", "offset", "scope", "status")),
     ("/api/sessions/{}", "sessions", ()),

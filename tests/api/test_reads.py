@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.models import Exposure, Retrieval
+from memory.ids import memory_pk
+from memory.models import Exposure, Memory, Retrieval
 from tests.api.support import err, fresh_scope, ok, seed
 
 pytestmark = pytest.mark.django_db
@@ -31,6 +32,18 @@ def test_it_lists_and_shows_memories_without_creating_retrievals(client) -> None
     assert ok(client.get("/api/stats", {"scope": scope}))["memories"] == 2
 
     assert (Retrieval.objects.count(), Exposure.objects.count()) == (retrievals, exposures)
+
+
+def test_it_lists_the_most_salient_memories_first_when_asked(client) -> None:
+    scope = fresh_scope()
+    useful = seed(client, scope, "Deploys are frozen on Fridays")
+    seed(client, scope, "The cache TTL is ten minutes")
+    Memory.objects.filter(pk=memory_pk(useful)).update(salience=3.0)  # as used feedback raises it
+    newest = ok(client.get("/api/memories", {"scope": scope}))["memories"]
+    salient = ok(client.get("/api/memories", {"scope": scope, "order": "salience"}))["memories"]
+    assert newest[0]["id"] != useful and salient[0]["id"] == useful
+    error = err(client.get("/api/memories", {"order": "loudest"}), 400, "invalid_input")
+    assert error["field_errors"][0]["path"] == "order"
 
 
 def test_it_answers_unknown_ids_with_404(client) -> None:

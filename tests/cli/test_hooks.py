@@ -18,6 +18,9 @@ from tests.codex_rollouts import NOISE, exchange, opening, write_rollout
 
 SCOPE = "project:github.com/acme/widgets"
 FACT = "The widgets release is signed with the hardware key kept in the blue safe."
+# Names neither the repository nor anything a session's opening cue says: only the
+# session-start fill (the scope's most salient memories) brings it.
+QUIET = "Database migrations must be reviewed by a second person before they are merged."
 TALK = "Remember that the gizmo cache is flushed by running make purge-gizmos nightly."
 
 
@@ -88,7 +91,8 @@ def setup(
         home,
         "from tests.factories import open_session, remember, commit\n"
         f"s = open_session({SCOPE!r}, 'Record release notes', goal='notes')\n"
-        f"remember({SCOPE!r}, s['session_id'], {FACT!r})\n",
+        f"remember({SCOPE!r}, s['session_id'], {FACT!r})\n"
+        f"remember({SCOPE!r}, s['session_id'], {QUIET!r}, type_='constraint')\n",
     )
     if request.param == "in-process":
         yield Setup(home, user_home, repo, commands, free_port(), request.param)
@@ -110,6 +114,7 @@ def _client_versions(setup: Setup) -> set[str]:
 def test_session_start_and_prompt_inject_the_repository_s_fact(setup: Setup) -> None:
     start = setup.run("SessionStart", source="startup")
     assert FACT in start.stdout and SCOPE in start.stdout, start.stderr
+    assert QUIET in start.stdout, start.stdout
     prompt = setup.run("UserPromptSubmit", prompt="How is the widgets release signed?")
     assert FACT in prompt.stdout, prompt.stderr
     assert start.stderr == prompt.stderr == ""
