@@ -212,9 +212,13 @@ def superseded(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
     out = [0.0] * len(items)
     if not rule.weight or len(items) < 2 or (rule.present_only and cue.past):
         return out
-    if rule.single_only and cue.many:
+    if (rule.single_only and cue.many) or (rule.undated_only and cue.window is not None):
         return out
     newer_of = updates.versions(items, cue, rule, policy.stemming.snowball)
+    if rule.session_mates:
+        newer_of = updates.with_session_mates(
+            newer_of, items, cue, rule, policy.stemming.snowball
+        )
     score = [it.score for it in items]
     for a in sorted(range(len(items)), key=lambda i: updates.moment(items[i].obj), reverse=True):
         below = [score[b] for b in newer_of[a] if score[a] - score[b] <= rule.max_drop]

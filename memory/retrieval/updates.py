@@ -101,3 +101,33 @@ def versions(
             if float(np.max(va @ vb.T)) >= rule.sentence_cosine:
                 found[a].append(b)
     return found
+
+
+def with_session_mates(
+    found: list[list[int]],
+    items: Sequence[Scored[MemoryRow]],
+    cue: Cue,
+    rule: Supersession,
+    full_stems: bool,
+) -> list[list[int]]:
+    """`found` with each older version's session-mates among the first `depth` items that
+    hold the same cue terms (≥ mate_terms) placed under the same newer versions: once a
+    session's claim is replaced, what else that session said on it (the listener's echo, the
+    talk around it) is of the older state too."""
+    near = sorted(range(len(items)), key=lambda i: -items[i].score)[: rule.depth]
+    weights = cue_weights(cue)
+    held = {i: frozenset(weights) & stems(items[i].obj.content, full=full_stems) for i in near}
+    out = [list(newer) for newer in found]
+    for a, newer in enumerate(found):
+        session = items[a].obj.session_id
+        if not newer or session is None or a not in held:
+            continue
+        for c in near:
+            if c == a or items[c].obj.session_id != session:
+                continue
+            if same_terms(held[a], held[c], weights) < rule.mate_terms:
+                continue
+            out[c].extend(
+                b for b in newer if b not in out[c] and items[b].obj.session_id != session
+            )
+    return out

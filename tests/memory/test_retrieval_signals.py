@@ -482,3 +482,29 @@ def test_a_cue_asking_for_a_list_is_read_from_its_grammar(cue, many):
     from memory.retrieval.tense import asks_for_many
 
     assert asks_for_many(cue) is many
+
+
+def test_what_the_replaced_claims_session_said_on_it_goes_below_the_correction():
+    # The listener's reply in the session of the old rule, read as no version of the
+    # correction (at a sentence cosine of 0.70 its words are too far from it), is still of the
+    # older state: once the old rule goes below the correction, its session-mate on the same
+    # cue terms goes below with it.
+    now = timezone.now()
+
+    def told(days: int, *lines: str) -> list[int]:
+        when = (now - timedelta(days=days)).isoformat()
+        return _store([{"content": t, "type": "fact", "occurred_at": when} for t in lines])[1]
+
+    rule, echo = told(
+        40,
+        "Mentor: At work we use Bitbucket as our version control system for every project",
+        "Colleague: So we use Bitbucket for our version control system then. Noted.",
+    )
+    (new,) = told(20, "Mentor: From now on, use GitLab as our main version control system")
+    question = "Which version control system do we use?"
+    apart = _without("supersession", sentence_cosine=0.70, session_mates=False)
+    alone = _ranked(question, policy=apart)
+    assert alone.index(echo) < alone.index(new) < alone.index(rule)
+    order = _ranked(question, policy=_without("supersession", sentence_cosine=0.70))
+    assert order.index(new) < order.index(echo) and order.index(new) < order.index(rule)
+
