@@ -508,3 +508,24 @@ def test_what_the_replaced_claims_session_said_on_it_goes_below_the_correction()
     order = _ranked(question, policy=_without("supersession", sentence_cosine=0.70))
     assert order.index(new) < order.index(echo) and order.index(new) < order.index(rule)
 
+
+
+def test_a_cue_naming_a_time_keeps_the_older_version_where_it_ranks():
+    # "... in <the month of the old rule>?" asks how things stood then: the correction that
+    # came later does not replace the answer.
+    old, _, new = _dated(
+        ("Mentor: Always start function argument names with the prefix 'e_', it is our rule", 60),
+        ("Mentor: I enjoyed the talk on naming things at the meetup last week", 30),
+        ("Mentor: From now on, function argument names start with the prefix 'x_'", 10),
+    )
+    month = (timezone.now() - timedelta(days=60)).strftime("%B %Y")
+    question = f"Which prefix should function argument names start with in {month}?"
+
+    def demoted(policy: RankingPolicy) -> bool:
+        ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=policy)
+        by_pk = {it.obj.pk: it for it in ranking.memories}
+        return "superseded" in dict(by_pk[old].signals)
+
+    assert demoted(_without("supersession", undated_only=False))
+    assert not demoted(DEFAULT_POLICY)
+    assert _ranked(question).index(old) < _ranked(question).index(new)
