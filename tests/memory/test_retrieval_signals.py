@@ -331,6 +331,12 @@ def test_it_ranks_the_newer_of_two_near_identical_claims_first():
     assert "newer" in dict(ranking.memories[0].signals)
 
 
+def _demoted(question: str, pk: int, policy: RankingPolicy) -> bool:
+    """Whether supersession moved memory `pk` for the recall `question` under `policy`."""
+    ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=policy)
+    return "superseded" in dict({it.obj.pk: it for it in ranking.memories}[pk].signals)
+
+
 def _dated(*lines: tuple[str, int]) -> list[int]:
     """Facts told `days` ago each, in one session; their pks."""
     now = timezone.now()
@@ -459,13 +465,8 @@ def test_a_question_asking_for_a_list_keeps_each_member_where_it_ranks():
     )
     question = "Which decorators must I add to all methods?"
 
-    def demoted(policy: RankingPolicy) -> bool:
-        ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=policy)
-        by_pk = {it.obj.pk: it for it in ranking.memories}
-        return "superseded" in dict(by_pk[first].signals)
-
-    assert demoted(_without("supersession", single_only=False))
-    assert not demoted(DEFAULT_POLICY)
+    assert _demoted(question, first, _without("supersession", single_only=False))
+    assert not _demoted(question, first, DEFAULT_POLICY)
 
 
 @pytest.mark.parametrize(
@@ -521,11 +522,6 @@ def test_a_cue_naming_a_time_keeps_the_older_version_where_it_ranks():
     month = (timezone.now() - timedelta(days=60)).strftime("%B %Y")
     question = f"Which prefix should function argument names start with in {month}?"
 
-    def demoted(policy: RankingPolicy) -> bool:
-        ranking = rank(scope=SCOPE, cue=question, kind="recall", now=timezone.now(), policy=policy)
-        by_pk = {it.obj.pk: it for it in ranking.memories}
-        return "superseded" in dict(by_pk[old].signals)
-
-    assert demoted(_without("supersession", undated_only=False))
-    assert not demoted(DEFAULT_POLICY)
+    assert _demoted(question, old, _without("supersession", undated_only=False))
+    assert not _demoted(question, old, DEFAULT_POLICY)
     assert _ranked(question).index(old) < _ranked(question).index(new)
