@@ -119,7 +119,8 @@ def http_call(base: str, verb: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def http_top(base: str, scope: str, limit: int) -> list[dict[str, Any]]:
-    """The scope's active memories, most salient first (`GET /api/memories`), as `Where.top` gives them."""
+    """The scope's active memories, most salient first (`GET /api/memories`), as `Where.top`
+    gives them."""
     query = urllib.parse.urlencode(
         {"scope": scope, "status": "active", "order": "salience", "limit": limit}
     )
