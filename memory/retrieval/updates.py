@@ -34,8 +34,22 @@ _CHANGE = re.compile(
 )
 
 
+# Words by which a line gives an instruction ("I want you to end them with '_a'", "please
+# start the name with 'y_'"): a standing instruction is the latest word on its subject, whether
+# or not it says that it replaces one.
+_DIRECTIVE = re.compile(
+    r"\b(?:i (?:want|need) you to|i'?d like you to|please|make sure|ensure|"
+    r"from today|starting today)\b",
+    re.IGNORECASE,
+)
+
+
 def says_it_changes(text: str) -> bool:
     return _CHANGE.search(text) is not None
+
+
+def gives_instruction(text: str) -> bool:
+    return _DIRECTIVE.search(text) is not None
 
 
 def moment(row: MemoryRow) -> datetime:
@@ -70,9 +84,10 @@ def versions(
 ) -> list[list[int]]:
     """For each of the first `rule.depth` items (by index), the indices of the newer items it
     is an older version of (empty for the rest). With `rule.marked` the newer one must say it
-    changes something (_CHANGE). Both must hold at least `min_coverage` of the
-    cue's terms: two lines that share one common word of it ("how's it going?") are chat, not
-    versions of a claim the cue asks about."""
+    changes something (_CHANGE) or, holding the cue's terms as the older one does (≥
+    directive_terms), give an instruction (_DIRECTIVE, with `rule.directives`). Both must hold
+    at least `min_coverage` of the cue's terms: two lines that share one common word of it
+    ("how's it going?") are chat, not versions of a claim the cue asks about."""
     found: list[list[int]] = [[] for _ in items]
     top = [
         i
@@ -83,11 +98,12 @@ def versions(
     held = {i: frozenset(weights) & stems(items[i].obj.content, full=full_stems) for i in top}
     vectors = {i: sentences(items[i]) for i in top}
     marked = {i: says_it_changes(items[i].obj.content) for i in top}
+    instructs = {i: rule.directives and gives_instruction(items[i].obj.content) for i in top}
     for a in top:
         for b in top:
             if a == b or not moment(items[a].obj) < moment(items[b].obj):
                 continue
-            if rule.marked and not marked[b]:
+            if rule.marked and not (marked[b] or instructs[b]):
                 continue
             va, vb = vectors[a], vectors[b]
             if va is None or vb is None:
@@ -96,7 +112,8 @@ def versions(
                 items[b].obj.content
             ):
                 continue
-            if same_terms(held[a], held[b], weights) < rule.same_terms:
+            bar = rule.same_terms if marked[b] or not rule.marked else rule.directive_terms
+            if same_terms(held[a], held[b], weights) < bar:
                 continue
             if float(np.max(va @ vb.T)) >= rule.sentence_cosine:
                 found[a].append(b)

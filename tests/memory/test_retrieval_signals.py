@@ -525,3 +525,30 @@ def test_a_cue_naming_a_time_keeps_the_older_version_where_it_ranks():
     assert _demoted(question, old, _without("supersession", undated_only=False))
     assert not _demoted(question, old, DEFAULT_POLICY)
     assert _ranked(question).index(old) < _ranked(question).index(new)
+
+
+def test_an_instruction_given_later_replaces_the_older_one_without_saying_so():
+    # "Please end ..." names no change, yet a standing instruction given later is the latest
+    # word on its subject.
+    old, new = _dated(
+        ("Mentor: Our rule is to end function argument names with the suffix '_x'", 40),
+        ("Mentor: Please end function argument names with the suffix '_a' in your code", 20),
+    )
+    question = "Which suffix should function argument names end with?"
+    assert not _demoted(question, old, _without("supersession", directives=False))
+    assert _demoted(question, old, _without("supersession", directives=True))
+    order = _ranked(question, policy=_without("supersession", directives=True))
+    assert order.index(new) < order.index(old)
+
+
+def test_an_instruction_on_a_narrower_subject_replaces_nothing():
+    # Without a change word the later instruction must hold the cue's terms as the older one
+    # does (directive_terms): one on function names is not a version of the rule on function
+    # argument names.
+    old, _ = _dated(
+        ("Mentor: Our rule is to end function argument names with the suffix '_x'", 40),
+        ("Mentor: Please end all function names with the suffix '_c' in new code", 20),
+    )
+    question = "Which suffix should function argument names end with?"
+    assert _demoted(question, old, _without("supersession", directives=True, directive_terms=0.6))
+    assert not _demoted(question, old, _without("supersession", directives=True))
