@@ -54,9 +54,11 @@ class Command(BaseCommand):
         from mcp_bridge.sdk_packages import register_bare_packages
 
         register_bare_packages()
+        from mcp_bridge import collector
         from mcp_bridge.log_limit import limit_routine_lines
         from mcp_bridge.server import ServerCannotStart, serve_stdio
 
+        collector.resume()  # paused by manage.py (or slowave) before Django, if it ran
         limit_routine_lines()
         serve = functools.partial(
             serve_stdio, prepare=migrate_if_needed, background_worker=not options["no_worker"]
