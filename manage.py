@@ -7,7 +7,11 @@ import sys
 
 def main() -> None:
     if sys.argv[1:2] == ["mcp_serve"] and not {"-h", "--help"} & set(sys.argv):
-        # Before Django: the client's handshake is answered while the imports run.
+        # Before Django: the cycle collector waits until the imports are done
+        # (mcp_bridge.collector), and the client's handshake is answered while they run.
+        from mcp_bridge import collector
+
+        collector.pause()
         from mcp_bridge.greeter import greet_early
 
         greet_early()

@@ -179,7 +179,11 @@ def main(argv: list[str] | None = None) -> None:
             _fail(f"{args[0]} has no --json output")
         args.append("--json")
     if args[0] == "mcp-serve" and not {"-h", "--help"} & set(args[1:]):
-        # Before Django: the client's handshake is answered while the imports run.
+        # Before Django: the cycle collector waits until the imports are done
+        # (mcp_bridge.collector), and the client's handshake is answered while they run.
+        from mcp_bridge import collector
+
+        collector.pause()
         from mcp_bridge.greeter import greet_early
 
         greet_early()

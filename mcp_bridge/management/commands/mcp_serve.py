@@ -50,10 +50,15 @@ class Command(BaseCommand):
 
         serving_warm_up_in_background()
         # Imported here: the SDK import is a large share of the startup budget, and
-        # `manage.py help` should not pay it.
+        # `manage.py help` should not pay it; nor its client half here (mcp_bridge.sdk_packages).
+        from mcp_bridge.sdk_packages import register_bare_packages
+
+        register_bare_packages()
+        from mcp_bridge import collector
         from mcp_bridge.log_limit import limit_routine_lines
         from mcp_bridge.server import ServerCannotStart, serve_stdio
 
+        collector.resume()  # paused by manage.py (or slowave) before Django, if it ran
         limit_routine_lines()
         serve = functools.partial(
             serve_stdio, prepare=migrate_if_needed, background_worker=not options["no_worker"]
