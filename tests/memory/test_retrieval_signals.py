@@ -552,3 +552,22 @@ def test_an_instruction_on_a_narrower_subject_replaces_nothing():
     question = "Which suffix should function argument names end with?"
     assert _demoted(question, old, _without("supersession", directives=True, directive_terms=0.6))
     assert not _demoted(question, old, _without("supersession", directives=True))
+
+
+def test_two_lines_sharing_only_the_name_asked_about_are_not_versions():
+    # Every line of the chat says "Dana", so the name is a small share of the cue's weight: a
+    # later line alike that shares only the name (and says "these days") does not replace the
+    # rally line, which is what the question is about.
+    old, new, *_ = _dated(
+        ("Dana: I love going to progressive party rallies with my family on weekends", 40),
+        ("Dana: These days I love going to the farmers market with my family on weekends", 20),
+        ("Dana: I marched at the rally for voting rights with my friends", 35),
+        ("Dana: My new job at the bakery starts on Monday", 30),
+        ("Dana: The kids finished their school year with great marks", 25),
+        ("Dana: I painted the kitchen a bright shade of yellow", 15),
+        ("Dana: We adopted a second cat from the shelter", 10),
+        ("Dana: My sister visited us from Lisbon last month", 5),
+    )
+    question = "What would Dana's political leaning likely be?"
+    assert _demoted(question, old, _without("supersession", min_coverage=0.0))
+    assert not _demoted(question, old, DEFAULT_POLICY)
