@@ -7,6 +7,8 @@ table keeps its rows in plain shadow tables: `<t>_rowids` (rowid -> chunk, slot)
 one float32 blob); a deleted row's validity bit is cleared. Reading those gives the same rows in
 0.2 s for 100k. That layout is sqlite-vec's own, so it is read only for tables created by the
 version it was checked against (`<t>_info`'s CREATE_VERSION); any other falls back to the scan.
+A few new rows are read by rowid through the `vec0` table itself (`news`): a point lookup there
+reads one vector, where their chunk's blob holds a thousand.
 """
 
 from __future__ import annotations
@@ -34,34 +36,36 @@ def chunked(kind: str) -> bool:
 
 def news(kind: str, key: int) -> tuple[int | None, int | None, Rows | None]:
     """`vec_generation`'s (rewrites, top) for the kind and, when `top` passed `key`, the rows
-    above `key` (from the shadow tables: `chunked(kind)` must hold), in one statement: a search
-    that finds nothing new costs one primary-key lookup, and one with new rows no more."""
+    above `key`, in one statement: a search that finds nothing new costs one primary-key
+    lookup, and one with new rows no more. The new rowids come from `<t>_rowids` (so
+    `chunked(kind)` must hold) and each row's scope and vector from the `vec0` table by rowid,
+    a point lookup that reads that row's 1.5 KB, where the chunk's vector blob is 1.5 MB."""
     table = f"vec_{kind}"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT g.rewrites, g.top, c.partition00, c.validity, c.rowids, v.vectors "
-            f"FROM vec_generation g LEFT JOIN {table}_chunks c ON g.top > %s AND c.chunk_id IN "
-            f"(SELECT chunk_id FROM {table}_rowids WHERE rowid > %s) "
-            f"LEFT JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id "
-            "WHERE g.kind = %s ORDER BY c.chunk_id",
+            f"SELECT g.rewrites, g.top, e.rowid, e.scope, e.embedding "
+            f"FROM vec_generation g LEFT JOIN {table}_rowids r ON g.top > %s AND r.rowid > %s "
+            f"LEFT JOIN {table} e ON e.rowid = r.rowid "
+            "WHERE g.kind = %s ORDER BY r.rowid",
             [key, key, kind],
         )
         found = cursor.fetchall()
     if not found:  # no count kept for the kind: the caller reads the table
         return None, None, None
-    parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
-    for _, _, scope, validity, rowids, vectors in found:
-        if scope is None:
+    keys: dict[str, list[int]] = defaultdict(list)
+    blobs: dict[str, list[bytes]] = defaultdict(list)
+    for _, _, rowid, scope, blob in found:
+        if blob is None:  # nothing new, or a row deleted since its rowid was read
             continue
-        slots, keys = _held(validity, rowids, key)
-        if len(slots):
-            matrix = np.frombuffer(vectors, dtype=np.float32).reshape(-1, DIMENSIONS)
-            parts[str(scope)].append((keys, matrix[slots]))
+        keys[str(scope)].append(int(rowid))
+        blobs[str(scope)].append(blob)
     rows = {
-        scope: _ascending(
-            np.concatenate([k for k, _ in pieces]), np.concatenate([v for _, v in pieces])
+        scope: (
+            np.array(keys[scope], dtype=np.int64),
+            # A writable copy: the mirror scales a new scope's arrays in place.
+            np.frombuffer(b"".join(pieces), dtype=np.float32).reshape(-1, DIMENSIONS).copy(),
         )
-        for scope, pieces in parts.items()
+        for scope, pieces in blobs.items()
     }
     return found[0][0], found[0][1], rows
 
