@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from memory import ids
 from memory.embeddings import get_embedder
+from memory.engines import bulk
 from memory.models import (
     Cursor,
     Episode,
@@ -216,7 +217,8 @@ def retrieval_publish(
 ) -> tuple[Retrieval, dict[str, Any]]:
     """Freeze the prepared catalog and record page one's exposures; returns page one."""
     policy_version, policy_values = _policy_record(prepared.ranking.policy)
-    retrieval = Retrieval.objects.create(
+    retrieval = bulk.create(
+        Retrieval,
         id=ids.new_retrieval_id(prepared.kind),
         kind=prepared.kind,
         session=session,
@@ -285,7 +287,7 @@ def retrieval_page(
             "page": index + 1,
         }
         if fresh:
-            Cursor.objects.create(id=cursor_id, **fields)
+            bulk.create(Cursor, id=cursor_id, **fields)
         else:
             Cursor.objects.get_or_create(id=cursor_id, defaults=fields)
         reply["continue_from"] = cursor_id
@@ -311,12 +313,12 @@ def _expose(
     base = sum(
         len(p["memories"]) + len(p["procedures"]) for p in retrieval.catalog["pages"][:index]
     )
-    rows = []
+    exposures = []
     for rank_at, item in enumerate([*memories, *procedures], start=base + 1):
         # Imported turns are shown, not exposed: no feedback is owed for them.
         if item["kind"] == "episode" or (item["kind"], item["ref"]) in existing:
             continue
-        rows.append(
+        exposures.append(
             Exposure(
                 retrieval=retrieval,
                 target_kind=item["kind"],
@@ -329,4 +331,4 @@ def _expose(
                 exposed_at=now,
             )
         )
-    Exposure.objects.bulk_create(rows)
+    bulk.insert(exposures)
