@@ -35,6 +35,7 @@ from memory.retrieval.render import (
     procedure_preview,
     procedures_feedback,
 )
+from memory.vectors.reading import one_reading
 
 EVIDENCE_LIMIT = 8
 
@@ -190,6 +191,13 @@ def retrieval_prepare(
     caller's write transaction, and the database's write lock, stay short.
 
     `max_tokens`: the agent's budget per page, frozen into the pages so cursors replay it."""
+    with one_reading():  # the pools' searches of a kind check its table for new rows once
+        return _prepared(scope, kind, cue, evidence_mode, now, max_tokens)
+
+
+def _prepared(
+    scope: str, kind: str, cue: str, evidence_mode: str, now: datetime, max_tokens: int | None
+) -> Prepared:
     ranking = rank(scope=scope, cue=cue, kind=kind, now=now)
     direct, procedures, associated = _entries(ranking, scope=scope, query=cue, kind=kind)
     budget = None if max_tokens is None else Budget(max_tokens, cue)

@@ -7,9 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from memory.embeddings import to_blob
 from memory.vectors import KINDS, vec_rows
+from memory.vectors.reading import one_reading
 from memory.vectors.sqlite_vec import SqliteVecIndex
 from tests.vec_rows_support import forget_vec_rows
 
@@ -169,3 +171,32 @@ def test_a_store_that_lost_its_newest_rows_is_read_again():
     index.upsert("memory", BASE + 3, "project:b", vectors[1])
     assert _found(index.knn_all_scopes("memory", vectors[1], 1)) == [(BASE + 3, "project:b")]
     assert BASE + 10 not in [key for key, _, _ in index.knn_all_scopes("memory", vectors[0], 5)]
+
+
+@committing
+def test_a_reading_checks_the_table_once_and_the_next_reading_sees_new_rows():
+    index, vectors = SqliteVecIndex(), _vectors(2, seed=31)
+    index.upsert("memory", BASE + 1, "project:a", vectors[0])
+    index.knn("memory", vectors[0], 1, ["project:a"])  # the copy's first read: the whole table
+    with one_reading():
+        with CaptureQueriesContext(connection) as first:
+            assert index.knn("memory", vectors[0], 1, ["project:a"])[0][0] == BASE + 1
+        with CaptureQueriesContext(connection) as again:
+            assert index.knn("memory", vectors[1], 1, ["project:a"])[0][0] == BASE + 1
+    assert (len(first), len(again)) == (1, 0)
+    index.upsert("memory", BASE + 2, "project:a", vectors[1])
+    with one_reading():
+        assert index.knn("memory", vectors[1], 1, ["project:a"])[0][0] == BASE + 2
+
+
+@committing
+def test_a_reading_checks_again_while_the_copy_holds_provisional_rows():
+    index, vectors = SqliteVecIndex(), _vectors(2, seed=32)
+    index.upsert("memory", BASE + 1, "project:a", vectors[0])
+    index.knn("memory", vectors[0], 1, ["project:a"])  # the copy's first read: the whole table
+    with transaction.atomic(), one_reading():
+        index.upsert("memory", BASE + 2, "project:a", vectors[1])
+        for _ in range(2):
+            with CaptureQueriesContext(connection) as checked:
+                assert index.knn("memory", vectors[1], 1, ["project:a"])[0][0] == BASE + 2
+            assert len(checked) == 1
