@@ -11,10 +11,11 @@ Does not live here: which rows to write (the services).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import AutoField, BigAutoField, Model, SmallAutoField
 
 _AUTO = (AutoField, BigAutoField, SmallAutoField)
@@ -45,16 +46,29 @@ def create(model: type[M], **values: Any) -> M:
     return insert([model(**values)])[0]
 
 
-def _insert(meta: Any, objs: Sequence[Model], *, with_pk: bool) -> None:
+@functools.lru_cache(maxsize=64)
+def _statement(model: type[Model], with_pk: bool, vendor: str) -> tuple[list[Any], str, str, str]:
+    """A model's inserted fields, `INSERT INTO t (cols) VALUES`, one row's `(%s, ...)` and the
+    RETURNING clause: the same for every insert of the model (its fields are fixed at import)
+    on one engine (`vendor`: the quoting is the engine's)."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    quote, meta = connection.ops.quote_name, model._meta
     fields = [
         f
         for f in meta.concrete_fields
         if (with_pk or not f.primary_key) and not getattr(f, "generated", False)
     ]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    columns = ", ".join(quote(f.column) for f in fields)
+    prefix = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES "
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    returning = "" if with_pk else f" RETURNING {connection.ops.quote_name(meta.pk.column)}"
-    table = connection.ops.quote_name(meta.db_table)
+    returning = "" if with_pk else f" RETURNING {quote(meta.pk.column)}"
+    return fields, prefix, row, returning
+
+
+def _insert(meta: Any, objs: Sequence[Model], *, with_pk: bool) -> None:
+    # The wrapper itself, not django.db.connection's proxy: every field conversion asks it.
+    connection = connections[DEFAULT_DB_ALIAS]
+    fields, prefix, row, returning = _statement(meta.model, with_pk, connection.vendor)
     size = max(1, connection.ops.bulk_batch_size(fields, objs))
     with connection.cursor() as cursor:
         for start in range(0, len(objs), size):
@@ -67,18 +81,14 @@ def _insert(meta: Any, objs: Sequence[Model], *, with_pk: bool) -> None:
                     if hasattr(value, "resolve_expression"):
                         raise ValueError(f"{meta.label}.{f.name}: an expression, not a value")
                     params.append(f.get_db_prep_save(value, connection))
-            cursor.execute(
-                f"INSERT INTO {table} ({columns}) VALUES {', '.join([row] * len(batch))}"
-                + returning,
-                params,
-            )
+            cursor.execute(prefix + ", ".join([row] * len(batch)) + returning, params)
             if not with_pk:
                 keys = cursor.fetchall()
                 # RETURNING gives the rows in the order of VALUES on both engines.
                 for obj, (key,) in zip(batch, keys, strict=True):
                     obj.pk = meta.pk.to_python(key)
             for obj in batch:
-                obj._state.adding, obj._state.db = False, connection.alias
+                obj._state.adding, obj._state.db = False, DEFAULT_DB_ALIAS
 
 
 def update(objs: Sequence[Model], fields: Sequence[str]) -> None:
@@ -87,6 +97,7 @@ def update(objs: Sequence[Model], fields: Sequence[str]) -> None:
     if not objs:
         return
     meta = type(objs[0])._meta
+    connection = connections[DEFAULT_DB_ALIAS]
     chosen = [meta.get_field(name) for name in fields]
     if not chosen or any(f.primary_key or not f.concrete for f in chosen):
         raise ValueError(f"{meta.label}: update needs concrete fields but the primary key")
