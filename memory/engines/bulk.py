@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import AutoField, BigAutoField, Model, SmallAutoField
@@ -52,7 +52,7 @@ def _statement(model: type[Model], with_pk: bool, vendor: str) -> tuple[list[Any
     RETURNING clause: the same for every insert of the model (its fields are fixed at import)
     on one engine (`vendor`: the quoting is the engine's)."""
     connection = connections[DEFAULT_DB_ALIAS]
-    quote, meta = connection.ops.quote_name, model._meta
+    quote, meta = connection.ops.quote_name, cast(Any, model._meta)  # stubs: column may be None
     fields = [
         f
         for f in meta.concrete_fields
@@ -75,7 +75,10 @@ def _insert(meta: Any, objs: Sequence[Model], *, with_pk: bool) -> None:
             batch = objs[start : start + size]
             params: list[Any] = []
             for obj in batch:
-                obj._prepare_related_fields_for_save(operation_name="bulk_create")
+                # As bulk_create does: a related object saved since it was set gives its key.
+                obj._prepare_related_fields_for_save(  # type: ignore[attr-defined]
+                    operation_name="bulk_create"
+                )
                 for f in fields:
                     value = f.pre_save(obj, True)
                     if hasattr(value, "resolve_expression"):
@@ -96,15 +99,15 @@ def update(objs: Sequence[Model], fields: Sequence[str]) -> None:
     as `bulk_update(objs, fields)` would: one CASE per field, rows chosen by primary key."""
     if not objs:
         return
-    meta = type(objs[0])._meta
+    meta: Any = type(objs[0])._meta
     connection = connections[DEFAULT_DB_ALIAS]
-    chosen = [meta.get_field(name) for name in fields]
+    chosen: list[Any] = [meta.get_field(name) for name in fields]
     if not chosen or any(f.primary_key or not f.concrete for f in chosen):
         raise ValueError(f"{meta.label}: update needs concrete fields but the primary key")
     quote = connection.ops.quote_name
     pk = meta.pk
     table, key = quote(meta.db_table), quote(pk.column)
-    cast = connection.features.requires_casted_case_in_updates
+    casts = connection.features.requires_casted_case_in_updates
     size = max(1, connection.ops.bulk_batch_size([pk, pk, *chosen], objs))
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         for start in range(0, len(objs), size):
@@ -114,7 +117,7 @@ def update(objs: Sequence[Model], fields: Sequence[str]) -> None:
             for f in chosen:
                 whens = " ".join([f"WHEN {key} = %s THEN %s"] * len(batch))
                 case = f"CASE {whens} ELSE NULL END"
-                if cast:
+                if casts:
                     case = f"CAST({case} AS {f.cast_db_type(connection)})"
                 sets.append(f"{quote(f.column)} = {case}")
                 for obj, k in zip(batch, keys, strict=True):
