@@ -8,6 +8,7 @@ from typing import Any, cast
 
 from django.db import transaction
 
+from memory.engines import bulk
 from memory.ids import new_session_id
 from memory.models import Event, Memory, Session
 from memory.replies.verbs import ActivateOut, WarningOut
@@ -68,7 +69,8 @@ def session_activate(*, data: ActivateIn, client: ClientInfo, now: datetime) -> 
     )
     with transaction.atomic():
         continuity, continuity_state = continuity_resolve(data=data, client=client, now=now)
-        session = Session.objects.create(
+        session = bulk.create(
+            Session,
             id=new_session_id(),
             scope=data.scope,
             scope_kind=data.scope.partition(":")[0],

@@ -8,6 +8,7 @@ import numpy as np
 from django.db import transaction
 
 from memory import embeddings
+from memory.engines import bulk
 from memory.indexing import index_episodes
 from memory.models import Episode, Event, Memory, Session, Support
 
@@ -77,7 +78,7 @@ def episodes_form(*, session_id: str, now: datetime, session: Session | None = N
         windows = _windows(events)
         texts = ["\n".join(_line(e) for e in window) for window in windows]
         vectors = embeddings.encode(texts) if texts else None
-        episodes = Episode.objects.bulk_create(
+        episodes = bulk.insert(
             [
                 _episode(session, window, text, vectors, index, now)
                 for index, (window, text) in enumerate(zip(windows, texts, strict=True))
@@ -121,7 +122,7 @@ def _supports(session: Session, episodes: list[Episode], now: datetime) -> None:
     by_episode: dict[int, list[int]] = {}
     for pk, event_id in found.values_list("pk", "source_event_id"):
         by_episode.setdefault(episode_of[event_id].pk, []).append(pk)
-    Support.objects.bulk_create(
+    bulk.insert(
         [
             Support(
                 memory_id=memory_pk,

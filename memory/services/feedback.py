@@ -8,6 +8,7 @@ from typing import Any, cast
 
 from django.db import transaction
 
+from memory.engines import bulk
 from memory.errors import NotFound
 from memory.ids import new_feedback_id
 from memory.models import Event, Exposure, FeedbackEvent, Retrieval, Session
@@ -125,7 +126,7 @@ class _Pending:
         self.retiring: set[str] = set()  # memories accepted rows not yet applied mark stale
 
     def flush(self) -> None:
-        FeedbackEvent.objects.bulk_create(self.rows)
+        bulk.insert(self.rows)
         reinforce_targets(rows=self.reinforce, applied=self.tallies)
         self.rows, self.reinforce, self.tallies = [], [], []
         self.retiring.clear()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from memory.engines import bulk
 from memory.ids import memory_pk
 from memory.models import FeedbackEvent, LearningApplication, Memory
 from memory.replies.verbs import AppliedOut
@@ -95,11 +96,9 @@ def reinforce_targets(
             tally.touched.append(memory.pk)
         ledger.applied_event, ledger.applied_delta = row, desired_delta(row)
     if changed:
-        Memory.objects.bulk_update(
-            [memories[pk] for pk in changed], sorted(set().union(*changed.values()))
-        )
-    LearningApplication.objects.bulk_create(created)
-    LearningApplication.objects.bulk_update(moved.values(), ["applied_event", "applied_delta"])
+        bulk.update([memories[pk] for pk in changed], sorted(set().union(*changed.values())))
+    bulk.insert(created)
+    bulk.update(list(moved.values()), ["applied_event", "applied_delta"])
 
 
 def _apply(memory: Memory, row: FeedbackEvent, *, change: float, applied: Applied) -> list[str]:

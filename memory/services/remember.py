@@ -10,6 +10,7 @@ import numpy as np
 from django.db import IntegrityError, transaction
 
 from memory import passages
+from memory.engines import bulk
 from memory.errors import STORAGE_FAULTS, SlowaveError, as_slowave_error
 from memory.models import Event, Memory, Support
 from memory.replies.verbs import FailedItemOut, RememberOut, StoredItemOut
@@ -157,7 +158,7 @@ def _corroborate(created: list[tuple[Memory, Any, Event]], *, session, now: date
         if wanted
         else set()
     )
-    Support.objects.bulk_create(
+    bulk.insert(
         [
             Support(
                 memory_id=pk,

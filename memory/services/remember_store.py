@@ -19,6 +19,7 @@ from typing import Any, Literal, cast
 from django.db import IntegrityError, transaction
 
 from memory import embeddings, passages
+from memory.engines import bulk
 from memory.ids import memory_ref
 from memory.indexing import index_memories
 from memory.models import Event, Memory, Support
@@ -93,7 +94,7 @@ def store_all(
     made = dict(
         zip(
             makers.values(),
-            Memory.objects.bulk_create(
+            bulk.insert(
                 [
                     _memory(batch, items[i], embedded[i], events[i], digests[i], now, redacted[i])
                     for i in makers.values()
@@ -114,7 +115,7 @@ def store_all(
             kind = Support.Kind.REPEAT
         supports.append(_support(batch, memory.pk, kind, events[index], now))
         stored.append(_reply(memory, events[index], kind == Support.Kind.REPEAT, redacted[index]))
-    Support.objects.bulk_create(supports)
+    bulk.insert(supports)
     index_memories(rows=[(memory, embedded[i]) for i, memory in made.items()])
     for index, memory in made.items():
         batch.active[digests[index]] = memory.pk

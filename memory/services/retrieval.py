@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from memory import ids
 from memory.embeddings import get_embedder
+from memory.engines import bulk
 from memory.models import (
     Cursor,
     Episode,
@@ -34,6 +35,7 @@ from memory.retrieval.render import (
     procedure_preview,
     procedures_feedback,
 )
+from memory.vectors.reading import one_reading
 
 EVIDENCE_LIMIT = 8
 
@@ -189,6 +191,13 @@ def retrieval_prepare(
     caller's write transaction, and the database's write lock, stay short.
 
     `max_tokens`: the agent's budget per page, frozen into the pages so cursors replay it."""
+    with one_reading():  # the pools' searches of a kind check its table for new rows once
+        return _prepared(scope, kind, cue, evidence_mode, now, max_tokens)
+
+
+def _prepared(
+    scope: str, kind: str, cue: str, evidence_mode: str, now: datetime, max_tokens: int | None
+) -> Prepared:
     ranking = rank(scope=scope, cue=cue, kind=kind, now=now)
     direct, procedures, associated = _entries(ranking, scope=scope, query=cue, kind=kind)
     budget = None if max_tokens is None else Budget(max_tokens, cue)
@@ -216,7 +225,8 @@ def retrieval_publish(
 ) -> tuple[Retrieval, dict[str, Any]]:
     """Freeze the prepared catalog and record page one's exposures; returns page one."""
     policy_version, policy_values = _policy_record(prepared.ranking.policy)
-    retrieval = Retrieval.objects.create(
+    retrieval = bulk.create(
+        Retrieval,
         id=ids.new_retrieval_id(prepared.kind),
         kind=prepared.kind,
         session=session,
@@ -285,7 +295,7 @@ def retrieval_page(
             "page": index + 1,
         }
         if fresh:
-            Cursor.objects.create(id=cursor_id, **fields)
+            bulk.create(Cursor, id=cursor_id, **fields)
         else:
             Cursor.objects.get_or_create(id=cursor_id, defaults=fields)
         reply["continue_from"] = cursor_id
@@ -311,12 +321,12 @@ def _expose(
     base = sum(
         len(p["memories"]) + len(p["procedures"]) for p in retrieval.catalog["pages"][:index]
     )
-    rows = []
+    exposures = []
     for rank_at, item in enumerate([*memories, *procedures], start=base + 1):
         # Imported turns are shown, not exposed: no feedback is owed for them.
         if item["kind"] == "episode" or (item["kind"], item["ref"]) in existing:
             continue
-        rows.append(
+        exposures.append(
             Exposure(
                 retrieval=retrieval,
                 target_kind=item["kind"],
@@ -329,4 +339,4 @@ def _expose(
                 exposed_at=now,
             )
         )
-    Exposure.objects.bulk_create(rows)
+    bulk.insert(exposures)

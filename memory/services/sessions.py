@@ -13,6 +13,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Max
 
+from memory.engines import bulk
 from memory.errors import InvalidInput
 from memory.ids import new_continuity_id
 from memory.models import Continuity, Event, Session
@@ -92,7 +93,7 @@ def events_append(
 ) -> list[Event]:
     """Append events in order, numbered from `seq` (else the session's next), in one insert."""
     first = seq if seq is not None else event_next_seq(session)
-    return Event.objects.bulk_create(
+    return bulk.insert(
         [
             Event(
                 session=session,
@@ -140,7 +141,8 @@ def continuity_resolve(
     *, data: ActivateIn, client: ClientInfo, now: datetime
 ) -> tuple[Continuity, str]:
     if data.continuity_id is None:
-        created = Continuity.objects.create(
+        created = bulk.create(
+            Continuity,
             id=new_continuity_id(),
             scope=data.scope,
             integration=client.name,

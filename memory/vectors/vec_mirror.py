@@ -32,6 +32,7 @@ from django.db import connection, transaction
 from memory.embeddings import DIMENSIONS
 from memory.vectors import vec_rows
 from memory.vectors.matrix import products, top, units
+from memory.vectors.reading import first_read
 
 Hit = tuple[int, float, str]  # (rowid, cosine, scope)
 
@@ -90,7 +91,10 @@ class VecMirror:
         """Best k rows of the scopes (None: every scope) for each query, ties to the smaller
         rowid; a row without a direction (a zero vector) is never returned."""
         with self._lock:
-            self._catch_up()
+            # Provisional rows (a write transaction's, this thread's or another's) are checked
+            # again every time: a reading reuses only what committed.
+            if self._held > self._confirmed or first_read(self):
+                self._catch_up()
             wanted = self._blocks if scopes is None else dict.fromkeys(scopes)
             chosen = [
                 (scope, block)

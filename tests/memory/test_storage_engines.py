@@ -159,6 +159,64 @@ def _ranking_reads_here() -> dict[str, Any]:
     }
 
 
+def _bulk_writes() -> dict[str, Any]:
+    """memory.engines.bulk against the ORM's bulk_create and bulk_update: the same rows (JSON,
+    datetimes, foreign keys), keys given back, CASE updates of a float, a text and a JSON
+    field. Rolled back, as `_ranking_reads`."""
+    with transaction.atomic():
+        found = _bulk_writes_here()
+        transaction.set_rollback(True)
+    return found
+
+
+def _bulk_writes_here() -> dict[str, Any]:
+    from memory.engines import bulk
+    from memory.ids import memory_pk
+    from memory.models import Event, Memory, Session
+    from tests.factories import fresh_scope, open_session, remember
+
+    scope = fresh_scope("parity")
+    opened = open_session(scope)["session_id"]
+    session, now = Session.objects.get(pk=opened), timezone.now()
+
+    def events(first: int) -> list[Event]:
+        return [
+            Event(
+                session=session,
+                seq=first + i,
+                kind="remember",
+                content=f"fact {i}",
+                metadata={"n": i, "nested": ["a", None]},
+                recorded_at=now,
+                occurred_at=None if i else now,
+            )
+            for i in range(2)
+        ]
+
+    ours, theirs = bulk.insert(events(10)), Event.objects.bulk_create(events(20))
+    fields = ("kind", "content", "metadata", "recorded_at", "occurred_at", "session_id")
+    read = {e.pk: e for e in Event.objects.filter(pk__in=[e.pk for e in ours + theirs])}
+    same = [[getattr(read[e.pk], f) for f in fields] for e in ours] == [
+        [getattr(read[e.pk], f) for f in fields] for e in theirs
+    ]
+    pks = [memory_pk(m) for m in remember(scope, opened, "One fact", "Another fact")]
+    memories = list(Memory.objects.filter(pk__in=pks).order_by("pk"))
+    for n, memory in enumerate(memories):
+        memory.salience, memory.stale_reason = 0.25 + n, f"reason {n}"
+        memory.flags = {"stale_applied": bool(n)}
+    bulk.update(memories, ["salience", "stale_reason", "flags"])
+    return {
+        "inserted as bulk_create inserts": same,
+        "keys given back": all(isinstance(e.pk, int) for e in ours) and not ours[0]._state.adding,
+        "updated": [
+            list(row)
+            for row in Memory.objects.filter(pk__in=pks)
+            .order_by("pk")
+            .values_list("salience", "stale_reason", "flags")
+        ],
+    }
+
+
 def storage_findings() -> dict[str, Any]:
     """What each step finds on the database in use."""
     from memory import lexical, vectors
@@ -185,6 +243,7 @@ def storage_findings() -> dict[str, Any]:
         "its checks": sorted({status for _, status, _ in engine.checks()}),
         "integrity": engine.integrity(),
         "ranking reads": _ranking_reads(),
+        "bulk writes": _bulk_writes(),
     }
 
 
@@ -213,6 +272,14 @@ SAME = {
         "session lengths": [3],
         "scope facts": [3, "Then it stops", False, 1, 0],
         "pks": True,
+    },
+    "bulk writes": {
+        "inserted as bulk_create inserts": True,
+        "keys given back": True,
+        "updated": [
+            [0.25, "reason 0", {"stale_applied": False}],
+            [1.25, "reason 1", {"stale_applied": True}],
+        ],
     },
 }
 SQLITE_HEALTH = [

@@ -7,9 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from memory.embeddings import to_blob
 from memory.vectors import KINDS, vec_rows
+from memory.vectors.reading import one_reading
 from memory.vectors.sqlite_vec import SqliteVecIndex
 from tests.vec_rows_support import forget_vec_rows
 
@@ -132,14 +134,17 @@ def test_every_vector_kind_has_a_rewrite_count():
 
 @committing
 @pytest.mark.parametrize("from_chunks", [True, False])
-def test_both_ways_of_reading_the_table_give_its_rows(from_chunks):
-    index, vectors = SqliteVecIndex(), _vectors(1100, seed=21)  # more than one chunk of 1024
+# More than one chunk of 1024 (their vectors read chunk by chunk), or chunks holding fewer
+# rows than vec_rows.FEW_ROWS (read by rowid).
+@pytest.mark.parametrize("rows", [1100, 60], ids=["full-chunks", "sparse-chunks"])
+def test_both_ways_of_reading_the_table_give_its_rows(from_chunks, rows):
+    index, vectors = SqliteVecIndex(), _vectors(rows, seed=21)
     for key, vector in enumerate(vectors, start=BASE):
         index.upsert("memory", key, f"project:{key % 3}", vector)
     index.upsert("memory", BASE + 4, "project:2", vectors[0])  # moved to another partition
     index.delete("memory", BASE + 9)
     found = vec_rows.rows_above("memory", BASE + 2, from_chunks=from_chunks)
-    expected = {(key, f"project:{key % 3}") for key in range(BASE + 3, BASE + 1100)}
+    expected = {(key, f"project:{key % 3}") for key in range(BASE + 3, BASE + rows)}
     expected -= {(BASE + 9, f"project:{(BASE + 9) % 3}"), (BASE + 4, f"project:{(BASE + 4) % 3}")}
     expected.add((BASE + 4, "project:2"))
     assert {(int(key), scope) for scope, (keys, _) in found.items() for key in keys} == expected
@@ -166,3 +171,32 @@ def test_a_store_that_lost_its_newest_rows_is_read_again():
     index.upsert("memory", BASE + 3, "project:b", vectors[1])
     assert _found(index.knn_all_scopes("memory", vectors[1], 1)) == [(BASE + 3, "project:b")]
     assert BASE + 10 not in [key for key, _, _ in index.knn_all_scopes("memory", vectors[0], 5)]
+
+
+@committing
+def test_a_reading_checks_the_table_once_and_the_next_reading_sees_new_rows():
+    index, vectors = SqliteVecIndex(), _vectors(2, seed=31)
+    index.upsert("memory", BASE + 1, "project:a", vectors[0])
+    index.knn("memory", vectors[0], 1, ["project:a"])  # the copy's first read: the whole table
+    with one_reading():
+        with CaptureQueriesContext(connection) as first:
+            assert index.knn("memory", vectors[0], 1, ["project:a"])[0][0] == BASE + 1
+        with CaptureQueriesContext(connection) as again:
+            assert index.knn("memory", vectors[1], 1, ["project:a"])[0][0] == BASE + 1
+    assert (len(first), len(again)) == (1, 0)
+    index.upsert("memory", BASE + 2, "project:a", vectors[1])
+    with one_reading():
+        assert index.knn("memory", vectors[1], 1, ["project:a"])[0][0] == BASE + 2
+
+
+@committing
+def test_a_reading_checks_again_while_the_copy_holds_provisional_rows():
+    index, vectors = SqliteVecIndex(), _vectors(2, seed=32)
+    index.upsert("memory", BASE + 1, "project:a", vectors[0])
+    index.knn("memory", vectors[0], 1, ["project:a"])  # the copy's first read: the whole table
+    with transaction.atomic(), one_reading():
+        index.upsert("memory", BASE + 2, "project:a", vectors[1])
+        for _ in range(2):
+            with CaptureQueriesContext(connection) as checked:
+                assert index.knn("memory", vectors[1], 1, ["project:a"])[0][0] == BASE + 2
+            assert len(checked) == 1
