@@ -14,6 +14,7 @@ reads one vector, where their chunk's blob holds a thousand.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -120,16 +121,13 @@ def _from_chunks(table: str, key: int) -> Rows:
 
         chunks = sorted(held)
         dense = [chunk for chunk in chunks if len(held[chunk][1]) >= FEW_ROWS]
-        for start in range(0, len(dense), BATCH):
-            batch = dense[start : start + BATCH]
-            cursor.execute(
-                f"SELECT rowid, vectors FROM {table}_vector_chunks00 "
-                f"WHERE rowid IN ({', '.join(['%s'] * len(batch))}) ORDER BY rowid",
-                batch,
-            )
-            for chunk, vectors in cursor:
-                matrix = np.frombuffer(vectors, dtype=np.float32).reshape(-1, DIMENSIONS)
-                fill(int(chunk), matrix[held[int(chunk)][1]])
+        query = (
+            f"SELECT rowid, vectors FROM {table}_vector_chunks00 WHERE rowid IN ({{}}) "
+            "ORDER BY rowid"
+        )
+        for chunk, vectors in _in_batches(cursor, query, dense):
+            matrix = np.frombuffer(vectors, dtype=np.float32).reshape(-1, DIMENSIONS)
+            fill(int(chunk), matrix[held[int(chunk)][1]])
         sparse = [chunk for chunk in chunks if len(held[chunk][1]) < FEW_ROWS]
         found = _by_rowid(cursor, table, [int(k) for c in sparse for k in held[c][2]])
         zero = bytes(4 * DIMENSIONS)  # a row gone since the first pass: no direction
@@ -142,16 +140,19 @@ def _from_chunks(table: str, key: int) -> Rows:
 def _by_rowid(cursor: Any, table: str, keys: list[int]) -> dict[int, bytes]:
     """The vectors of `keys`, a point lookup each through the `vec0` table (the rowids table
     first: a `vec0` table on the outer side of the join would be scanned)."""
-    found: dict[int, bytes] = {}
+    query = (
+        f"SELECT e.rowid, e.embedding FROM {table}_rowids r CROSS JOIN {table} e "
+        f"ON e.rowid = r.rowid WHERE r.rowid IN ({{}})"
+    )
+    return {int(rowid): blob for rowid, blob in _in_batches(cursor, query, keys)}
+
+
+def _in_batches(cursor: Any, query: str, keys: list[int]) -> Iterator[tuple[Any, ...]]:
+    """The rows of `query` (its `{}` the IN list) for `keys`, BATCH keys a statement."""
     for start in range(0, len(keys), BATCH):
         batch = keys[start : start + BATCH]
-        cursor.execute(
-            f"SELECT e.rowid, e.embedding FROM {table}_rowids r CROSS JOIN {table} e "
-            f"ON e.rowid = r.rowid WHERE r.rowid IN ({', '.join(['%s'] * len(batch))})",
-            batch,
-        )
-        found.update((int(rowid), blob) for rowid, blob in cursor.fetchall())
-    return found
+        cursor.execute(query.format(", ".join(["%s"] * len(batch))), batch)
+        yield from cursor.fetchall()
 
 
 def _held(validity: bytes, rowids: bytes, key: int) -> tuple[np.ndarray, np.ndarray]:
