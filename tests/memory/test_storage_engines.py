@@ -112,17 +112,18 @@ def _holders() -> list[str] | None:
     return [str(info["role"]) for info in found if info.get("pid") == os.getpid()]
 
 
-def _ranking_reads() -> dict[str, Any]:
-    """The engine's reads of ranking over one session's three remembered memories: what they
-    return, and in which Python types. Rolled back: events are append-only, and the SQLite
+def _rolled_back(step: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """What `step` found, its writes rolled back: events are append-only, and the SQLite
     test's database is flushed after it."""
     with transaction.atomic():
-        found = _ranking_reads_here()
+        found = step()
         transaction.set_rollback(True)
     return found
 
 
-def _ranking_reads_here() -> dict[str, Any]:
+def _ranking_reads() -> dict[str, Any]:
+    """The engine's reads of ranking over one session's three remembered memories: what they
+    return, and in which Python types."""
     from memory.ids import memory_pk
     from memory.models import Memory, Session
     from tests.factories import fresh_scope, open_session, remember
@@ -162,14 +163,7 @@ def _ranking_reads_here() -> dict[str, Any]:
 def _bulk_writes() -> dict[str, Any]:
     """memory.engines.bulk against the ORM's bulk_create and bulk_update: the same rows (JSON,
     datetimes, foreign keys), keys given back, CASE updates of a float, a text and a JSON
-    field. Rolled back, as `_ranking_reads`."""
-    with transaction.atomic():
-        found = _bulk_writes_here()
-        transaction.set_rollback(True)
-    return found
-
-
-def _bulk_writes_here() -> dict[str, Any]:
+    field."""
     from memory.engines import bulk
     from memory.ids import memory_pk
     from memory.models import Event, Memory, Session
@@ -242,8 +236,8 @@ def storage_findings() -> dict[str, Any]:
         "migration lock": _migration_lock_turns(),
         "its checks": sorted({status for _, status, _ in engine.checks()}),
         "integrity": engine.integrity(),
-        "ranking reads": _ranking_reads(),
-        "bulk writes": _bulk_writes(),
+        "ranking reads": _rolled_back(_ranking_reads),
+        "bulk writes": _rolled_back(_bulk_writes),
     }
 
 
