@@ -64,13 +64,26 @@ def sentences(item: Scored[MemoryRow]) -> np.ndarray | None:
     return item.vector[None, :] if parts is None else np.vstack([item.vector[None, :], parts])
 
 
-def cue_weights(cue: Cue) -> dict[str, float]:
+def cue_weights(cue: Cue, fold_e: bool = False) -> dict[str, float]:
     """Every query term of the cue with its largest idf weight over the facets."""
     weights: dict[str, float] = {}
     for terms in cue.terms:
         for term, weight in terms.stems.items():
+            term = folded(term) if fold_e else term
             weights[term] = max(weights.get(term, 0.0), weight)
     return weights
+
+
+def folded(term: str) -> str:
+    """A stem without its final "e" (five letters or more), so that the light rule's
+    "variable" meets its "variabl" (from "variables") and "change" its "chang"."""
+    return term[:-1] if len(term) >= 5 and term.endswith("e") else term
+
+
+def held_terms(text: str, weights: dict[str, float], full: bool, fold_e: bool) -> frozenset[str]:
+    """The cue terms (`weights`' keys) the text holds."""
+    found = stems(text, full=full)
+    return frozenset(weights) & (frozenset(map(folded, found)) if fold_e else found)
 
 
 def same_terms(a: frozenset[str], b: frozenset[str], weights: dict[str, float]) -> float:
@@ -94,8 +107,8 @@ def versions(
         for i in sorted(range(len(items)), key=lambda i: -items[i].score)[: rule.depth]
         if items[i].inputs.get("coverage", 0.0) >= rule.min_coverage
     ]
-    weights = cue_weights(cue)
-    held = {i: frozenset(weights) & stems(items[i].obj.content, full=full_stems) for i in top}
+    weights = cue_weights(cue, rule.fold_e)
+    held = {i: held_terms(items[i].obj.content, weights, full_stems, rule.fold_e) for i in top}
     vectors = {i: sentences(items[i]) for i in top}
     marked = {i: says_it_changes(items[i].obj.content) for i in top}
     instructs = {i: rule.directives and gives_instruction(items[i].obj.content) for i in top}
@@ -132,8 +145,8 @@ def with_session_mates(
     session's claim is replaced, what else that session said on it (the listener's echo, the
     talk around it) is of the older state too."""
     near = sorted(range(len(items)), key=lambda i: -items[i].score)[: rule.depth]
-    weights = cue_weights(cue)
-    held = {i: frozenset(weights) & stems(items[i].obj.content, full=full_stems) for i in near}
+    weights = cue_weights(cue, rule.fold_e)
+    held = {i: held_terms(items[i].obj.content, weights, full_stems, rule.fold_e) for i in near}
     out = [list(newer) for newer in found]
     for a, newer in enumerate(found):
         session = items[a].obj.session_id

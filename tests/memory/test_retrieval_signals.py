@@ -571,3 +571,15 @@ def test_two_lines_sharing_only_the_name_asked_about_are_not_versions():
     question = "What would Dana's political leaning likely be?"
     assert _demoted(question, old, _without("supersession", min_coverage=0.0))
     assert not _demoted(question, old, DEFAULT_POLICY)
+
+
+def test_a_plural_holds_the_cue_term_its_singular_names():
+    # "variables" holds the cue's "variable" once stems are folded: the correction says the
+    # same subject in the plural, and the older rule goes below it.
+    old, new = _dated(
+        ("Mentor: Start variable names with the prefix 'v_' in all of our code", 40),
+        ("Mentor: From now on, variables take the prefix 'x_' at their start", 20),
+    )
+    question = "What prefix should variable names start with?"
+    assert not _demoted(question, old, _without("supersession", fold_e=False))
+    assert _demoted(question, old, _without("supersession", fold_e=True))
