@@ -10,7 +10,6 @@ ones memory.models declares (this layer sits below the models and cannot import 
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -205,14 +204,9 @@ def utc(value: datetime | str | None) -> datetime | None:
 
 def decoded(value: Any) -> Any:
     """A JSON column as Python: drivers hand it back as text (Django decodes JSONField itself).
-    Each distinct text is decoded once (a store's memories share a few provenances): the value
-    is shared between rows, to be read, never changed."""
-    return _decoded_text(value) if isinstance(value, str) else value
-
-
-@functools.lru_cache(maxsize=4096)
-def _decoded_text(value: str) -> Any:
-    return json.loads(value)
+    Decoded per row: a value shared between rows would be one careless write from changing
+    them all."""
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def blob(value: bytes | memoryview | None) -> bytes | None:
