@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -83,6 +84,18 @@ class StorageEngine(Protocol):
     def memories_at(
         self, sessions: Sequence[str], seqs: Sequence[int]
     ) -> list[tuple[int, str, int]]: ...
+
+    def association_edges(
+        self, ids: Sequence[int], min_weight: float
+    ) -> list[tuple[int, int, float]]: ...
+
+    def promoted_scopes(self, scope: str, statuses: Sequence[str]) -> set[tuple[str, int]]: ...
+
+    def source_events(
+        self, ids: Sequence[int]
+    ) -> dict[int, tuple[int, datetime, datetime | None, str]]: ...
+
+    def memories_in_status(self, ids: Sequence[int], status: str) -> set[int]: ...
 
     def memory_sessions(self, ids: Sequence[int], statuses: Sequence[str]) -> dict[int, str]: ...
 

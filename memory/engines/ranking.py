@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 # The columns MemoryRow reads, in its field order (memory.retrieval.candidates).
 MEMORY_ROWS = (
@@ -34,6 +34,22 @@ MEMORY_SESSIONS = (
     "SELECT m.id, e.session_id FROM memory_memory m "
     "JOIN memory_event e ON e.id = m.source_event_id WHERE m.status IN (%s, %s) AND {ids}"
 )
+# Association edges touching any of the ids (either end), at or above a weight.
+ASSOCIATION_EDGES = (
+    "SELECT src_id, dst_id, weight FROM memory_association "
+    "WHERE weight >= %s AND ({src} OR {dst})"
+)
+# Scopes other than the request's holding promoted (stage >= 1) memories, with their stages.
+PROMOTED_SCOPES = (
+    "SELECT DISTINCT scope, generalization_stage FROM memory_memory "
+    "WHERE generalization_stage >= 1 AND status IN (%s, %s) AND NOT scope = %s"
+)
+# The event each memory was remembered from (recall's provenance evidence).
+SOURCE_EVENTS = (
+    "SELECT m.id, e.id, e.recorded_at, e.occurred_at, e.content FROM memory_memory m "
+    "JOIN memory_event e ON e.id = m.source_event_id WHERE {ids}"
+)
+MEMORIES_IN_STATUS = "SELECT id FROM memory_memory WHERE status = %s AND {ids}"
 SESSION_LENGTHS = (
     "SELECT e.session_id, COUNT(*) FROM memory_memory m "
     "JOIN memory_event e ON e.id = m.source_event_id WHERE {sessions} GROUP BY e.session_id"
@@ -89,6 +105,46 @@ class RankingReads:
         where, params = self.any_of("m.id", ids)
         rows = self._rows(MEMORY_ROWS.format(ids=where), [*statuses, *params])
         return [self.row_values(row) for row in rows]
+
+    def association_edges(
+        self, ids: Sequence[int], min_weight: float
+    ) -> list[tuple[int, int, float]]:
+        """(src, dst, weight) of the association edges with either end among `ids`, of at
+        least `min_weight`."""
+        if not ids:
+            return []
+        src, src_params = self.any_of("src_id", ids)
+        dst, dst_params = self.any_of("dst_id", ids)
+        rows = self._rows(
+            ASSOCIATION_EDGES.format(src=src, dst=dst), [min_weight, *src_params, *dst_params]
+        )
+        return [(int(a), int(b), float(w)) for a, b, w in rows]
+
+    def promoted_scopes(
+        self, scope: str, statuses: Sequence[str]
+    ) -> set[tuple[str, int]]:
+        """(scope, stage) of the memories in `statuses` promoted to stage 1 or more, outside
+        `scope`."""
+        return {(str(s), int(g)) for s, g in self._rows(PROMOTED_SCOPES, [*statuses, scope])}
+
+    def source_events(
+        self, ids: Sequence[int]
+    ) -> dict[int, tuple[int, datetime, datetime | None, str]]:
+        """memory id -> (event id, recorded_at, occurred_at, content) of the event it was
+        remembered from, for those of `ids` with one."""
+        if not ids:
+            return {}
+        where, params = self.any_of("m.id", ids)
+        rows = self._rows(SOURCE_EVENTS.format(ids=where), params)
+        return {int(m): (int(e), cast(datetime, utc(rec)), utc(occ), str(text)) for m, e, rec, occ, text in rows}
+
+    def memories_in_status(self, ids: Sequence[int], status: str) -> set[int]:
+        """Those of `ids` whose memory is in `status`."""
+        if not ids:
+            return set()
+        where, params = self.any_of("id", ids)
+        rows = self._rows(MEMORIES_IN_STATUS.format(ids=where), [status, *params])
+        return {int(pk) for (pk,) in rows}
 
     def memories_at(
         self, sessions: Sequence[str], seqs: Sequence[int]
@@ -147,7 +203,9 @@ def utc(value: datetime | str | None) -> datetime | None:
 
 
 def decoded(value: Any) -> Any:
-    """A JSON column as Python: drivers hand it back as text (Django decodes JSONField itself)."""
+    """A JSON column as Python: drivers hand it back as text (Django decodes JSONField itself).
+    Decoded per row: a value shared between rows would be one careless write from changing
+    them all."""
     return json.loads(value) if isinstance(value, str) else value
 
 

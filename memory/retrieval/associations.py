@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from django.db.models import Q
-
-from memory.models import Association, Memory
+from memory.engines import storage_engine
+from memory.models import Memory
 from memory.retrieval.candidates import MemoryRow, load_memories, stage_visible
 from memory.retrieval.cosines import topicals_against
 from memory.retrieval.policy import RankingPolicy
@@ -40,10 +39,6 @@ def neighbours(
 
 
 def _edges(pks: set[int], policy: RankingPolicy) -> list[tuple[int, int, float]]:
-    # Plain tuples: a well-connected catalog has a thousand edges, too many to build models for.
-    return list(
-        Association.objects.filter(
-            Q(src_id__in=pks) | Q(dst_id__in=pks),
-            weight__gte=policy.associations.min_edge_weight,
-        ).values_list("src_id", "dst_id", "weight")
-    )
+    # Plain tuples from the engine's statement: a well-connected catalog has a thousand edges,
+    # too many to build models for, and building the ORM query cost more than running it.
+    return storage_engine().association_edges(sorted(pks), policy.associations.min_edge_weight)

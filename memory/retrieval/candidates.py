@@ -117,12 +117,7 @@ def scope_kind(scope: str) -> str:
 
 def searchable_scopes(scope: str) -> list[str]:
     """The request scope plus scopes holding promoted memories that may be visible here."""
-    promoted = (
-        Memory.objects.filter(generalization_stage__gte=1, status__in=ELIGIBLE_STATUSES)
-        .exclude(scope=scope)
-        .values_list("scope", "generalization_stage")
-        .distinct()
-    )
+    promoted = storage_engine().promoted_scopes(scope, ELIGIBLE_STATUSES)
     others = sorted(
         {s for s, stage in promoted if stage >= 2 or scope_kind(s) == scope_kind(scope)}
     )

@@ -197,28 +197,37 @@ def score_facets(
         )
     else:
         admit = order = [0.0] * len(cue.facets)
-    best: tuple[float, list[tuple[str, float]], dict[str, float]] | None = None
+    # The winning facet's (total, terms, cos, coverage, rrf); its inputs are written once.
+    best: tuple[float, list[tuple[str, float]], float, float, float] | None = None
+    topicals = item.facet_topical
     for i, cos in enumerate(admit):
+        pool = pools[i]
         cov = coverage(cue.terms[i], text_stems)
-        item.facet_topical.append(signals.topical(cos, cov, policy))
-        fused = signals.rrf(pools[i].dense.get(row_id), pools[i].lexical.get(row_id), policy)
+        topicals.append(signals.topical(cos, cov, policy))
+        fused = signals.rrf(pool.dense.get(row_id), pool.lexical.get(row_id), policy)
         magnitude = signals.magnitude_fusion(
-            pools[i].dense_share.get(row_id, 0.0),
-            pools[i].lexical_share.get(row_id, 0.0),
+            pool.dense_share.get(row_id, 0.0),
+            pool.lexical_share.get(row_id, 0.0),
             cue.discriminative,
             policy,
         )
         evidence = signals.FacetEvidence(order[i], cov, fused, salience, time_term, magnitude)
         terms = signals.base(evidence, policy)
-        total = sum(value for _, value in terms)
+        total = sum([value for _, value in terms])
         if best is None or total > best[0]:
-            inputs = {"cos": cos, "coverage": cov, "rrf": fused, "temporal": time_term}
-            best, item.facet = (total, terms, inputs), i
-    item.topical = max(item.facet_topical, default=0.0)
+            best, item.facet = (total, terms, cos, cov, fused), i
+    item.topical = max(topicals, default=0.0)
     if best is not None:
-        item.inputs = {**best[2], "topical": item.facet_topical[item.facet], "facet": item.facet}
-        for name, value in best[1]:
-            item.add(name, value)
+        _, terms, cos, cov, fused = best
+        item.inputs = {
+            "cos": cos,
+            "coverage": cov,
+            "rrf": fused,
+            "temporal": time_term,
+            "topical": topicals[item.facet],
+            "facet": item.facet,
+        }
+        item.add_all(terms)
 
 
 def _gather(cue: Cue, kind: str, scopes: list[str], policy: RankingPolicy) -> list[Pool]:

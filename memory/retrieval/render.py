@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from memory.ids import epoch, memory_ref
-from memory.models import Event, FeedbackEvent, Memory, Procedure
+from memory.models import FeedbackEvent, Memory, Procedure
 from memory.retrieval.paging import excerpt
 
 if TYPE_CHECKING:
@@ -202,14 +202,20 @@ def _evidence_item(
     return item
 
 
-def event_evidence(event: Event, memory_pk: int, full: bool) -> EvidenceOut:
+# A memory's source event: id, recorded_at, occurred_at, content.
+SourceEvent = tuple[int, datetime, datetime | None, str]
+
+
+def event_evidence(event: SourceEvent, memory_pk: int, full: bool) -> EvidenceOut:
+    """A memory's source event (storage_engine().source_events) as recall evidence."""
+    pk, recorded_at, occurred_at, content = event
     return _evidence_item(
-        f"evt_{event.pk}",
+        f"evt_{pk}",
         "event",
-        event.recorded_at,
-        event.occurred_at,
+        recorded_at,
+        occurred_at,
         {"kind": "memory", "id": memory_ref(memory_pk)},
-        event.content,
+        content,
         full,
     )
 

@@ -62,6 +62,13 @@ class Scored(Generic[T]):
             self.signals.append((name, value))
             self.score += value
 
+    def add_all(self, contributions: list[tuple[str, float]]) -> None:
+        """`add` each (name, value) in order."""
+        for name, value in contributions:
+            if value:
+                self.signals.append((name, value))
+                self.score += value
+
     @property
     def details(self) -> dict[str, object]:
         """The snapshot kept per exposure: inputs, contributions in order, the final score."""

@@ -48,7 +48,11 @@ def topical(cos: float, cov: float, policy: RankingPolicy) -> float:
 def rrf(dense_rank: int | None, lexical_rank: int | None, policy: RankingPolicy) -> float:
     """Reciprocal-rank fusion of the two channels, 1.0 for first in both (spec §7.2)."""
     k = policy.terms.rrf_k
-    total = sum(1 / (k + r) for r in (dense_rank, lexical_rank) if r is not None)
+    total = 0.0  # summed in channel order, as sum() over the ranks present would
+    if dense_rank is not None:
+        total += 1 / (k + dense_rank)
+    if lexical_rank is not None:
+        total += 1 / (k + lexical_rank)
     return total / (2 / (k + 1))
 
 
@@ -285,7 +289,8 @@ def apply(
         if signal.after_admission != after_admission or (signal.recall_only and not recall):
             continue
         for item, value in zip(items, signal.apply(items, cue, policy), strict=True):
-            item.add(signal.name, value)
+            if value:  # what `add` records; most signals move few items
+                item.add(signal.name, value)
 
 
 # What each name a score records means, in the order ranking applies them: the gloss that

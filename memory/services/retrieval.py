@@ -9,11 +9,10 @@ from typing import Any, cast
 
 from memory import ids
 from memory.embeddings import get_embedder
-from memory.engines import bulk
+from memory.engines import bulk, storage_engine
 from memory.models import (
     Cursor,
     Episode,
-    Event,
     Exposure,
     Memory,
     Procedure,
@@ -144,14 +143,9 @@ def _evidence(
 ) -> tuple[list[EvidenceOut], bool]:
     """Provenance events of the first page's memories, then episodes matched directly."""
     refs = [pk for pk in (ids.memory_pk(m["ref"]) for m in first_page) if pk is not None]
-    sources = dict(
-        Memory.objects.filter(pk__in=refs, source_event__isnull=False).values_list(
-            "pk", "source_event_id"
-        )
-    )
-    events = Event.objects.in_bulk(list(sources.values()))
+    events = storage_engine().source_events(refs)
     items = [
-        event_evidence(events[sources[pk]], pk, full) for pk in refs if sources.get(pk) in events
+        event_evidence(events[pk], pk, full) for pk in refs if pk in events
     ]
     # Episodes only ever fill what the provenance left: skip ranking them when it is full.
     # A turn already on the page as history is not repeated as evidence.
@@ -263,15 +257,18 @@ def retrieval_page(
     pages = retrieval.catalog["pages"]
     page = pages[index]
     memory_refs = [ids.memory_pk(m["ref"]) for m in page["memories"]]
-    gone_memories = set(
-        Memory.objects.filter(
-            pk__in=[r for r in memory_refs if r is not None], status=Memory.Status.FORGOTTEN
-        ).values_list("pk", flat=True)
+    gone_memories = storage_engine().memories_in_status(
+        [r for r in memory_refs if r is not None], Memory.Status.FORGOTTEN
     )
-    gone_procedures = set(
-        Procedure.objects.filter(
-            pk__in=[p["ref"] for p in page["procedures"]], status=Procedure.Status.FORGOTTEN
-        ).values_list("pk", flat=True)
+    procedure_refs = [p["ref"] for p in page["procedures"]]
+    gone_procedures = (
+        set(
+            Procedure.objects.filter(
+                pk__in=procedure_refs, status=Procedure.Status.FORGOTTEN
+            ).values_list("pk", flat=True)
+        )
+        if procedure_refs
+        else set()
     )
     memories = [m for m in page["memories"] if ids.memory_pk(m["ref"]) not in gone_memories]
     procedures = [p for p in page["procedures"] if p["ref"] not in gone_procedures]
