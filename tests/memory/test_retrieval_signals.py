@@ -527,6 +527,12 @@ def test_a_cue_naming_a_time_keeps_the_older_version_where_it_ranks():
     assert _ranked(question).index(old) < _ranked(question).index(new)
 
 
+def _moved_only_with(flag: str, question: str, pk: int) -> None:
+    """Supersession moves memory `pk` for `question` with its `flag` on, and not with it off."""
+    assert not _demoted(question, pk, _without("supersession", **{flag: False}))
+    assert _demoted(question, pk, _without("supersession", **{flag: True}))
+
+
 def test_an_instruction_given_later_replaces_the_older_one_without_saying_so():
     # "Please end ..." names no change, yet a standing instruction given later is the latest
     # word on its subject.
@@ -535,8 +541,7 @@ def test_an_instruction_given_later_replaces_the_older_one_without_saying_so():
         ("Mentor: Please end function argument names with the suffix '_a' in your code", 20),
     )
     question = "Which suffix should function argument names end with?"
-    assert not _demoted(question, old, _without("supersession", directives=False))
-    assert _demoted(question, old, _without("supersession", directives=True))
+    _moved_only_with("directives", question, old)
     order = _ranked(question, policy=_without("supersession", directives=True))
     assert order.index(new) < order.index(old)
 
@@ -580,6 +585,4 @@ def test_a_plural_holds_the_cue_term_its_singular_names():
         ("Mentor: Start variable names with the prefix 'v_' in all of our code", 40),
         ("Mentor: From now on, variables take the prefix 'x_' at their start", 20),
     )
-    question = "What prefix should variable names start with?"
-    assert not _demoted(question, old, _without("supersession", fold_e=False))
-    assert _demoted(question, old, _without("supersession", fold_e=True))
+    _moved_only_with("fold_e", "What prefix should variable names start with?", old)
