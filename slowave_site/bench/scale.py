@@ -23,6 +23,7 @@ from memory.services.remember import memory_remember
 from memory.services.sessions import ClientInfo
 from memory.vectors import backend_name
 from slowave_site.bench.metrics import percentile_of
+from slowave_site.bench.scale_cold import cold_start
 
 CLIENT = ClientInfo(name="slowave-bench", version="1")
 SUBJECTS = [
@@ -109,7 +110,7 @@ def _summary(values: list[float]) -> dict[str, float]:
     return {f"p{p}": round(percentile_of(values, p), 2) for p in (50, 95, 99)}
 
 
-def _ask(question: str, scope: str) -> tuple[float, float]:
+def ask(question: str, scope: str) -> tuple[float, float]:
     """Milliseconds for one activate and one recall of the question."""
     started = time.perf_counter()
     opened = session_activate(
@@ -164,9 +165,21 @@ def _ingest(memories: int, scope_names: list[str], log: Callable[[str], Any]) ->
     return time.perf_counter() - started
 
 
-def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print) -> dict[str, Any]:
+def run_scale(
+    *,
+    memories: int,
+    scopes: int = 10,
+    queries: int = 200,
+    cold_env: dict[str, str] | None = None,
+    model_dir: str | None = None,
+    log=print,
+) -> dict[str, Any]:
     """Ingest `memories` synthetic memories over `scopes` scopes, then time `queries` questions;
-    a store that holds an earlier run's memories (`--db`) is asked again without ingesting."""
+    a store that holds an earlier run's memories (`--db`) is asked again without ingesting.
+    `cold_env` (the environment that names this store to a server): also spawn cold processes
+    over it (scale_cold), one with the store's embedder alone and, given `model_dir`, one that
+    loads the ONNX model there too; their spawn-to-first-recall and RSS are the report's
+    `cold` rows."""
     scope_names = scope_names_for(scopes)
     held = Memory.objects.filter(scope__in=scope_names).count()
     if held not in (0, memories):
@@ -175,6 +188,7 @@ def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print)
             f"give --memories {held} to ask it again, or a new file"
         )
     ingest_seconds = None if held else _ingest(memories, scope_names, log)
+    ingest_load = [round(x, 2) for x in os.getloadavg()]
     rng = random.Random(7)
     questions = [
         f"What does the {rng.choice(SUBJECTS)} {rng.choice(PARTS)} use?" for _ in range(queries)
@@ -182,10 +196,16 @@ def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print)
     embed = [_timed(partial(embeddings.encode, [q])) for q in questions]
     activate_ms, recall_ms = [], []
     for i, question in enumerate(questions):
-        opened_ms, recalled_ms = _ask(question, scope_names[i % scopes])
+        opened_ms, recalled_ms = ask(question, scope_names[i % scopes])
         activate_ms.append(opened_ms)
         recall_ms.append(recalled_ms)
     db_file = connection.settings_dict["NAME"]
+    cold = []
+    if cold_env is not None:
+        connection.close()  # the child opens its own; SQLite's file is left to it meanwhile
+        for model in (None, model_dir) if model_dir else (None,):
+            log(f"cold process{' with the model' if model else ''}")
+            cold.append(cold_start(env=cold_env, scope=scope_names[0], model_dir=model))
     return {
         "memories": memories,
         "scopes": scopes,
@@ -195,10 +215,13 @@ def run_scale(*, memories: int, scopes: int = 10, queries: int = 200, log=print)
         "vector_backend": backend_name(),
         "ingest_per_second": round(memories / ingest_seconds, 1) if ingest_seconds else None,
         "store_reused": ingest_seconds is None,
+        "load_after_ingest": ingest_load,
         "query_embedding_ms": _summary(embed),
         "activate_ms": _summary(activate_ms),
         "recall_ms": _summary(recall_ms),
         "recall_overhead_p50_ms": round(percentile_of(recall_ms, 50) - percentile_of(embed, 50), 2),
         "db_bytes": os.path.getsize(db_file) if os.path.exists(db_file) else None,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "cold": cold,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }

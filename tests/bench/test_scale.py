@@ -15,7 +15,10 @@ from tests.pg_support import fresh_postgres_database
 ENTRY = "import sys; from slowave_site.cli import main; main(sys.argv[1:])"
 
 
-def _bench(tmp_path, *extra: str, store: bool = True) -> subprocess.CompletedProcess[str]:
+def _bench(
+    tmp_path, *extra: str, store: bool = True, cold_model: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """The bench at 24 memories; its cold process loads the model only when `cold_model`."""
     env = {**os.environ, "SLOWAVE_HOME": str(tmp_path / "home")}
     env["SLOWAVE_MODEL_DIR"] = str(settings.SLOWAVE_MODEL_DIR)
     return subprocess.run(
@@ -34,6 +37,7 @@ def _bench(tmp_path, *extra: str, store: bool = True) -> subprocess.CompletedPro
             "--embedder",
             "hash",
             *(["--db", str(tmp_path / "scale.sqlite3")] if store else []),
+            *([] if cold_model else ["--no-cold-model"]),
             *extra,
         ],
         cwd=REPO_ROOT,
@@ -65,6 +69,21 @@ def test_it_skips_the_embedders_when_told_and_refuses_unknown_ones(tmp_path):
     assert refused.returncode != 0 and "unknown bert" in refused.stderr
 
 
+def test_it_times_a_cold_process_to_its_first_recall_with_and_without_the_model(tmp_path):
+    done = _bench(tmp_path, "--embedders", "", cold_model=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    alone, with_model = report["cold"]
+    assert [alone["model_loaded"], with_model["model_loaded"]] == [False, True]
+    for row in (alone, with_model):
+        assert 0 < row["spawn_to_first_recall_s"] < 120
+        assert row["first_recall_ms"] > 0 and row["warm_recall_p50_ms"] > 0
+        assert 0 < row["rss_mb"] <= row["peak_rss_mb"]
+    # the model's weights are in the second process only
+    assert with_model["rss_mb"] > alone["rss_mb"] + 20
+    assert len(report["load_average"]) == 3 and len(report["load_after_ingest"]) == 3
+
+
 def test_it_asks_a_store_filled_by_an_earlier_run_again_without_ingesting(tmp_path):
     first = _bench(tmp_path, "--embedders", "")
     assert first.returncode == 0, first.stderr[-2000:]
@@ -85,6 +104,9 @@ def test_it_runs_on_postgresql_with_pgvector_when_given_a_database_url(tmp_path)
         report = json.loads(done.stdout)
         assert report["database"] == "postgresql" and report["vector_backend"] == "pgvector"
         assert report["memories"] == 24 and report["recall_ms"]["p50"] > 0
+        # the cold process found the same store through DATABASE_URL
+        (cold,) = report["cold"]
+        assert cold["model_loaded"] is False and cold["first_recall_ms"] > 0
         again = _bench(tmp_path, "--embedders", "", "--database-url", url, store=False)
         assert json.loads(again.stdout)["store_reused"] is True, again.stderr[-2000:]
     refused = _bench(tmp_path, "--embedders", "", "--database-url", "sqlite:///x.db", store=False)

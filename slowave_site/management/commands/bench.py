@@ -110,6 +110,12 @@ class Command(BaseCommand):
         )
         scale.add_argument("--out", help="write the JSON report here")
         scale.add_argument(
+            "--no-cold-model",
+            dest="cold_model",
+            action="store_false",
+            help="skip the cold process that also loads the ONNX model",
+        )
+        scale.add_argument(
             "--embedders",
             default="onnx-fp32,onnx-int8,torch",
             help="also measure these embedders, each in a fresh process, in the same run "
@@ -272,6 +278,8 @@ class Command(BaseCommand):
                 memories=options["memories"],
                 scopes=options["scopes"],
                 queries=options["queries"],
+                cold_env=_cold_env(url),
+                model_dir=_model_dir() if options["cold_model"] else None,
                 log=lambda m: self.stderr.write(m),
             )
         except ValueError as exc:
@@ -394,6 +402,25 @@ def _build_scale_store(path: Path, memories: int, log: Callable[[str], None]) ->
     _use_scratch_database(str(path))
     ingest_synthetic(memories=memories, log=log)
     connections["default"].close()
+
+
+def _cold_env(url: str | None) -> dict[str, str]:
+    """What names the bench's store to a cold process: the settings a server reads."""
+    env = {
+        "SLOWAVE_EMBEDDER": settings.SLOWAVE_EMBEDDER,
+        "SLOWAVE_VECTOR_BACKEND": settings.SLOWAVE_VECTOR_BACKEND,
+    }
+    if url:
+        return {**env, "DATABASE_URL": url}
+    return {**env, "SLOWAVE_DB_PATH": str(connections["default"].settings_dict["NAME"])}
+
+
+def _model_dir() -> str | None:
+    """SLOWAVE_MODEL_DIR when it holds the ONNX export (the cold process loads it), else None."""
+    from memory.embedders.export_files import export_directory
+
+    model_dir = Path(settings.SLOWAVE_MODEL_DIR)
+    return str(model_dir) if (export_directory(model_dir) / "model.onnx").exists() else None
 
 
 def _use_postgres(url: str) -> None:
