@@ -86,6 +86,19 @@ def held_terms(text: str, weights: dict[str, float], full: bool, fold_e: bool) -
     return frozenset(weights) & (frozenset(map(folded, found)) if fold_e else found)
 
 
+def holdings(
+    items: Sequence[Scored[MemoryRow]],
+    chosen: Sequence[int],
+    cue: Cue,
+    rule: Supersession,
+    full_stems: bool,
+) -> tuple[dict[str, float], dict[int, frozenset[str]]]:
+    """The cue's term weights, and the cue terms each chosen item (by index) holds."""
+    weights = cue_weights(cue, rule.fold_e)
+    held = {i: held_terms(items[i].obj.content, weights, full_stems, rule.fold_e) for i in chosen}
+    return weights, held
+
+
 def same_terms(a: frozenset[str], b: frozenset[str], weights: dict[str, float]) -> float:
     """Idf-weighted Jaccard of the cue terms two items contain (0 when neither has one)."""
     union = sum(weights[t] for t in a | b)
@@ -107,8 +120,7 @@ def versions(
         for i in sorted(range(len(items)), key=lambda i: -items[i].score)[: rule.depth]
         if items[i].inputs.get("coverage", 0.0) >= rule.min_coverage
     ]
-    weights = cue_weights(cue, rule.fold_e)
-    held = {i: held_terms(items[i].obj.content, weights, full_stems, rule.fold_e) for i in top}
+    weights, held = holdings(items, top, cue, rule, full_stems)
     vectors = {i: sentences(items[i]) for i in top}
     marked = {i: says_it_changes(items[i].obj.content) for i in top}
     instructs = {i: rule.directives and gives_instruction(items[i].obj.content) for i in top}
@@ -145,8 +157,7 @@ def with_session_mates(
     session's claim is replaced, what else that session said on it (the listener's echo, the
     talk around it) is of the older state too."""
     near = sorted(range(len(items)), key=lambda i: -items[i].score)[: rule.depth]
-    weights = cue_weights(cue, rule.fold_e)
-    held = {i: held_terms(items[i].obj.content, weights, full_stems, rule.fold_e) for i in near}
+    weights, held = holdings(items, near, cue, rule, full_stems)
     out = [list(newer) for newer in found]
     for a, newer in enumerate(found):
         session = items[a].obj.session_id
