@@ -67,7 +67,7 @@ def _timed_sessions(texts: list[str]) -> dict[str, Any]:
     from memory.schemas import ActivateIn, RememberIn, RememberItem
     from memory.services.activate import session_activate
     from memory.services.remember import memory_remember
-    from slowave_site.bench.scale import CLIENT
+    from slowave_site.bench.scale_ask import CLIENT
 
     embeddings.encode(["warm up"])  # the model's load is the load column's, not this one's
     seconds = 0.0

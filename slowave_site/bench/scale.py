@@ -16,16 +16,14 @@ from django.utils import timezone
 from memory import embeddings
 from memory.engines import storage_engine
 from memory.models import Memory
-from memory.schemas import MEMORY_TYPES, ActivateIn, RecallIn, RememberIn, RememberItem
+from memory.schemas import MEMORY_TYPES, ActivateIn, RememberIn, RememberItem
 from memory.services.activate import session_activate
-from memory.services.recall import retrieval_recall
 from memory.services.remember import memory_remember
-from memory.services.sessions import ClientInfo
 from memory.vectors import backend_name
 from slowave_site.bench.metrics import percentile_of
+from slowave_site.bench.scale_ask import CLIENT, ask
 from slowave_site.bench.scale_cold import cold_start
 
-CLIENT = ClientInfo(name="slowave-bench", version="1")
 SUBJECTS = [
     "billing",
     "search",
@@ -108,22 +106,6 @@ def _timed(fn: Callable[[], Any]) -> float:
 
 def _summary(values: list[float]) -> dict[str, float]:
     return {f"p{p}": round(percentile_of(values, p), 2) for p in (50, 95, 99)}
-
-
-def ask(question: str, scope: str) -> tuple[float, float]:
-    """Milliseconds for one activate and one recall of the question."""
-    started = time.perf_counter()
-    opened = session_activate(
-        data=ActivateIn(task=question, initial_goal="answer", scope=scope),
-        client=CLIENT,
-        now=timezone.now(),
-    )
-    middle = time.perf_counter()
-    retrieval_recall(
-        data=RecallIn(session_id=opened["session_id"], scope=scope, query=question),
-        now=timezone.now(),
-    )
-    return (middle - started) * 1000, (time.perf_counter() - middle) * 1000
 
 
 def scope_names_for(scopes: int) -> list[str]:

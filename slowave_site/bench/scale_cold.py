@@ -46,7 +46,7 @@ def _child(scope: str, recalls: int, model_dir: str | None) -> dict[str, Any]:
         from memory.embedders.onnx_runtime import OnnxEmbedder
 
         OnnxEmbedder(export_directory(Path(model_dir)), quantized=False).encode(["warm up"])
-    from slowave_site.bench.scale import ask
+    from slowave_site.bench.scale_ask import ask
 
     first = ask(QUESTION, scope)
     first_at = time.time()
