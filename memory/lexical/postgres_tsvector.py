@@ -1,6 +1,7 @@
 """PostgreSQL's lexical engine: `lex_<kind>` tables with a stored English `tsvector` and a GIN
 index (migration 0006), scored by `ts_rank_cd` (only ranks are fused downstream). Tokens are
-`[a-z0-9]+`, so they are safe as tsquery lexemes."""
+`[a-z0-9]+`, so they are safe as tsquery lexemes. Document frequencies are read from
+`lex_<kind>_df`, which triggers keep as rows are written (migration 0015)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ class TsvectorLexical:
     name = "tsvector"
 
     def index_many(self, kind: str, rows: list[tuple[int, str, str]]) -> None:
+        final = {row_id: (scope, content) for row_id, scope, content in rows}  # a row's last text
         with connection.cursor() as cursor:
-            cursor.executemany(
-                f"INSERT INTO lex_{kind}(row_id, scope, content) VALUES (%s, %s, %s) "
+            cursor.execute(
+                f"INSERT INTO lex_{kind}(row_id, scope, content) "
+                "SELECT * FROM unnest(%s::bigint[], %s::varchar[], %s::text[]) "
                 "ON CONFLICT (row_id) DO UPDATE SET scope = EXCLUDED.scope, "
                 "content = EXCLUDED.content",
-                rows,
+                [list(final), [s for s, _ in final.values()], [c for _, c in final.values()]],
             )
 
     def remove(self, kind: str, row_id: int) -> None:
@@ -50,17 +53,20 @@ class TsvectorLexical:
     def document_frequencies(
         self, kind: str, terms: list[str], scopes: list[str]
     ) -> dict[str, int]:
-        part = (
-            f"SELECT %s, count(*) FROM lex_{kind} "
-            "WHERE tsv @@ to_tsquery('english', %s) AND scope = ANY(%s)"
-        )
-        out: dict[str, int] = {}
-        for start in range(0, len(terms), 200):
-            chunk = terms[start : start + 200]
-            params: list[str | list[str]] = []
-            for term in chunk:
-                params += [term, term, list(scopes)]
-            with connection.cursor() as cursor:
-                cursor.execute(" UNION ALL ".join([part] * len(chunk)), params)
-                out.update({term: int(df) for term, df in cursor})
-        return out
+        """Rows of the scopes matching each term's tsquery: for a query of one lexeme (any token
+        but a stop word), the sum of that lexeme's counts; for none, 0; for more (never seen
+        from a `[a-z0-9]+` token), the rows counted."""
+        if not terms:
+            return {}
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT t.term, CASE numnode(t.q) WHEN 0 THEN 0 WHEN 1 THEN "
+                f"(SELECT coalesce(sum(d.n), 0) FROM lex_{kind}_df AS d "
+                "WHERE d.lexeme = btrim(t.q::text, '''') AND d.scope = ANY(%s)) "
+                f"ELSE (SELECT count(*) FROM lex_{kind} AS l WHERE l.tsv @@ t.q "
+                "AND l.scope = ANY(%s)) END "
+                "FROM (SELECT term, to_tsquery('english', term) AS q "
+                "FROM unnest(%s::text[]) AS term) AS t",
+                [list(scopes), list(scopes), list(dict.fromkeys(terms))],
+            )
+            return {term: int(df) for term, df in cursor}

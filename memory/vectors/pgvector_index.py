@@ -49,8 +49,9 @@ WALK = (
 
 
 def literal(vector: np.ndarray) -> str:
-    """pgvector's text form; float32 values printed exactly."""
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+    """pgvector's text form; float32 values printed exactly (each value's shortest repr as a
+    Python float: `tolist` hands them over as floats without a numpy scalar each)."""
+    return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
 def _storable(vector: np.ndarray) -> bool:
@@ -68,17 +69,30 @@ class PgvectorIndex:
         self._lock = threading.Lock()
 
     def upsert(self, kind: str, row_id: int, scope: str, vector: np.ndarray) -> None:
+        self.upsert_many(kind, [(row_id, scope, vector)])
+
+    def upsert_many(self, kind: str, rows: list[tuple[int, str, np.ndarray]]) -> None:
+        """upsert of each row in order, in one statement for the batch (and one more for the
+        keys whose last vector has no direction, which leave the table)."""
         check_kind(kind)
-        if not _storable(vector):
-            self.delete(kind, row_id)
-            return
+        final = {row_id: (scope, vector) for row_id, scope, vector in rows}  # a key's last write
+        kept = [(k, scope, v) for k, (scope, v) in final.items() if _storable(v)]
+        gone = [k for k, (_, v) in final.items() if not _storable(v)]
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO pgv_{kind} (key, scope, embedding) VALUES (%s, %s, %s::vector) "
-                "ON CONFLICT (key) DO UPDATE SET scope = EXCLUDED.scope, "
-                "embedding = EXCLUDED.embedding",
-                [row_id, scope, literal(vector)],
-            )
+            if kept:
+                cursor.execute(
+                    f"INSERT INTO pgv_{kind} (key, scope, embedding) "
+                    "SELECT * FROM unnest(%s::bigint[], %s::varchar[], %s::vector[]) "
+                    "ON CONFLICT (key) DO UPDATE SET scope = EXCLUDED.scope, "
+                    "embedding = EXCLUDED.embedding",
+                    [
+                        [k for k, _, _ in kept],
+                        [s for _, s, _ in kept],
+                        [literal(v) for _, _, v in kept],
+                    ],
+                )
+            if gone:
+                cursor.execute(f"DELETE FROM pgv_{kind} WHERE key = ANY(%s)", [gone])
 
     def delete(self, kind: str, row_id: int) -> None:
         check_kind(kind)
