@@ -29,6 +29,11 @@ MIGRATION_LOCK_KEY = 0x5_10_3A_3E_0001
 class PostgresqlEngine(RankingReads):
     name = "postgresql"
     lexical = "tsvector"
+    # Kept by triggers on the memories as they are written (migration 0016).
+    eligible = (
+        "(SELECT COALESCE(SUM(n), 0) FROM memory_scope_count WHERE scope = %(scope)s "
+        "AND status IN (%(active)s, %(stale)s))"
+    )
 
     def __init__(self, db: BaseDatabaseWrapper) -> None:
         self.db = db

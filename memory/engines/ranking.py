@@ -66,13 +66,16 @@ SCOPE_FACTS = (
     "WHERE scope = %(scope)s AND source_session_id > found.session "
     "AND source_event_id IS NOT NULL), n + 1 "
     "FROM found WHERE found.session IS NOT NULL AND n < %(cap)s) "
-    "SELECT "
-    "(SELECT COUNT(*) FROM memory_memory WHERE scope = %(scope)s AND status IN (%(active)s, "
-    "%(stale)s)), "
+    "SELECT {eligible}, "
     "(SELECT content FROM memory_memory WHERE scope = %(scope)s ORDER BY id DESC LIMIT 1), "
     "(SELECT COUNT(*) FROM (SELECT 1 FROM memory_session "
     "WHERE scope = %(scope)s AND ended_by = %(imported)s LIMIT 1) AS imported), "
     "(SELECT COUNT(session) FROM found WHERE n <= %(cap)s)"
+)
+# The scope's memories in the two statuses, counted (an engine that keeps the count reads it).
+ELIGIBLE_COUNTED = (
+    "(SELECT COUNT(*) FROM memory_memory WHERE scope = %(scope)s AND status IN (%(active)s, "
+    "%(stale)s))"
 )
 
 
@@ -80,6 +83,8 @@ class RankingReads:
     """The reads themselves; an engine class supplies `db`, `any_of`, `chunks`, `row_values`."""
 
     db: Any
+    # The SCOPE_FACTS subquery that gives the scope's memories in the two statuses.
+    eligible = ELIGIBLE_COUNTED
 
     def any_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """A condition that `column` is one of `values` (not empty), and its parameters."""
@@ -190,7 +195,8 @@ class RankingReads:
             "stale": stale,
             "imported": imported,
         }
-        ((eligible, newest, held, sessions),) = self._rows(SCOPE_FACTS, params)
+        sql = SCOPE_FACTS.format(eligible=self.eligible)
+        ((eligible, newest, held, sessions),) = self._rows(sql, params)
         return int(eligible), newest, bool(held), int(sessions)
 
 

@@ -6,7 +6,8 @@ Statement-level triggers on `lex_<kind>` add one row per lexeme and scope a stat
 (+n for rows added, -n for rows removed; a rewrite is both), so concurrent writers never wait
 on one another. Once a lexeme holds `FOLD_AT` rows in a scope, the statement that wrote it
 folds those rows into one, skipping rows another transaction holds (SKIP LOCKED): nothing
-waits and no sum changes. The table starts filled from the rows already indexed.
+waits and no sum changes; a TRUNCATE empties it too. The table starts filled from the rows
+already indexed.
 SQLite's FTS5 counts in its own index: nothing to do there.
 A data-only load into `lex_<kind>` with triggers enabled counts its rows again on top of a
 loaded `lex_<kind>_df`: restore whole dumps (pg_dump creates triggers after the data).
@@ -59,10 +60,21 @@ $fn$
 """
 
 
+CLEAR = """
+CREATE OR REPLACE FUNCTION lex_df_clear() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    EXECUTE format('TRUNCATE %s', quote_ident(TG_TABLE_NAME || '_df'));
+    RETURN NULL;
+END
+$fn$
+"""
+
+
 def create(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
     schema_editor.execute(FUNCTION, None)  # no parameters: its % are format()'s
+    schema_editor.execute(CLEAR, None)
     for kind in FTS_KINDS:
         table = f"lex_{kind}"
         # Writers wait for the count to start (and reads go on): no row is counted twice or not.
@@ -88,16 +100,21 @@ def create(apps, schema_editor):
                 f"CREATE TRIGGER {table}_df_{event.lower()} AFTER {event} ON {table} "
                 f"REFERENCING {referencing} FOR EACH STATEMENT EXECUTE FUNCTION lex_df_count()"
             )
+        schema_editor.execute(
+            f"CREATE TRIGGER {table}_df_truncate AFTER TRUNCATE ON {table} "
+            "FOR EACH STATEMENT EXECUTE FUNCTION lex_df_clear()"
+        )
 
 
 def drop(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
     for kind in FTS_KINDS:
-        for event in ("insert", "update", "delete"):
+        for event in ("insert", "update", "delete", "truncate"):
             schema_editor.execute(f"DROP TRIGGER IF EXISTS lex_{kind}_df_{event} ON lex_{kind}")
         schema_editor.execute(f"DROP TABLE IF EXISTS lex_{kind}_df")
     schema_editor.execute("DROP FUNCTION IF EXISTS lex_df_count()")
+    schema_editor.execute("DROP FUNCTION IF EXISTS lex_df_clear()")
 
 
 class Migration(migrations.Migration):

@@ -1,8 +1,10 @@
-"""PostgreSQL's kept document frequencies (`lex_<kind>_df`, migration 0015) against counting the
-rows: after rows are added, rewritten, moved between scopes and removed, in batches and one at
-a time, past the fold; and two open transactions writing the same lexeme neither wait on the
-other nor lose a count. Runs in a child process on a fresh database of the machine's
-PostgreSQL (tests/pg_support.py)."""
+"""PostgreSQL's kept counts against counting the rows: the document frequencies
+(`lex_<kind>_df`, migration 0015) after rows are added, rewritten, moved between scopes and
+removed, in batches and one at a time, past the fold, and two open transactions writing the same
+lexeme neither wait on the other nor lose a count; the memories per scope and status
+(`memory_scope_count`, migration 0016) after inserts, status and scope changes, deletes and a
+TRUNCATE. Runs in a child process on a fresh database of the machine's PostgreSQL
+(tests/pg_support.py)."""
 
 from __future__ import annotations
 
@@ -125,22 +127,78 @@ def concurrent_findings() -> dict[str, object]:
     return found
 
 
+def scope_count_findings() -> dict[str, bool]:
+    from django.db import connection
+    from django.utils import timezone
+
+    from memory.engines import storage_engine
+    from memory.models import Memory, Session
+
+    rng = random.Random(9)
+    statuses = [s.value for s in Memory.Status]
+    seen: dict[str, bool] = {}
+
+    def check(step: str) -> None:
+        for scope in SCOPES:
+            kept = storage_engine().scope_facts(
+                scope=scope,
+                session_cap=0,
+                statuses=(Memory.Status.ACTIVE, Memory.Status.STALE),
+                imported=Session.EndedBy.IMPORT,
+            )[0]
+            counted = Memory.objects.filter(
+                scope=scope, status__in=[Memory.Status.ACTIVE, Memory.Status.STALE]
+            ).count()
+            seen[f"{step} {scope}"] = kept == counted
+
+    def memory(i: int) -> Memory:
+        return Memory(
+            type="fact",
+            content=f"note {i}",
+            normalized_hash=f"h{i}",
+            scope=rng.choice(SCOPES),
+            scope_kind="project",
+            status=rng.choice(statuses),
+            created_at=timezone.now(),
+        )
+
+    Memory.objects.bulk_create([memory(i) for i in range(300)])
+    for i in range(300, 340):
+        memory(i).save()
+    check("inserts")
+    pks = list(Memory.objects.values_list("pk", flat=True))
+    for _ in range(80):  # one a statement, past the fold
+        Memory.objects.filter(pk=rng.choice(pks)).update(status=rng.choice(statuses))
+    Memory.objects.filter(pk__in=rng.sample(pks, 100)).update(status=Memory.Status.STALE)
+    Memory.objects.filter(pk__in=rng.sample(pks, 50)).update(scope=SCOPES[1])
+    Memory.objects.filter(pk__in=rng.sample(pks, 30)).update(salience=2.0)  # no count moves
+    check("status and scope changes")
+    Memory.objects.filter(pk__in=rng.sample(pks, 120)).delete()
+    check("deletes")
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE memory_memory CASCADE")
+    check("truncated")
+    return seen
+
+
 @pytest.mark.django_db  # nothing here touches SQLite; the findings come from PostgreSQL
-def test_kept_frequencies_are_the_counted_ones(tmp_path: Path):
+def test_kept_counts_are_the_counted_ones(tmp_path: Path):
     from tests.cli.runner import cli_env, run_python
     from tests.pg_support import fresh_postgres_database
 
     code = (
         "import json; from django.core.management import call_command; "
-        "from tests.memory import test_lexical_frequencies as t; "
-        "call_command('migrate', verbosity=0); "
-        "print(json.dumps([t.frequency_findings(), t.concurrent_findings()]))"
+        "from tests.memory import test_kept_counts as t; "
+        "call_command('migrate', verbosity=0); print(json.dumps("
+        "[t.frequency_findings(), t.concurrent_findings(), t.scope_count_findings()]))"
     )
     with fresh_postgres_database("plain") as url:
         env = cli_env(tmp_path, DATABASE_URL=url)
         out = run_python(tmp_path, code, env=env).strip().splitlines()[-1]
-    seen, concurrent = json.loads(out)
+    seen, concurrent, counts = json.loads(out)
     fold_at = importlib.import_module("memory.migrations.0015_postgres_lexical_frequencies").FOLD_AT
     assert 0 < seen.pop("rows a lexeme holds in a scope, at most") < fold_at
     assert seen == {f"{step} {n}": True for step in STEPS for n in (1, 2)}
     assert concurrent == {"writers": ["ok", "ok"], "billing": {"billing": 80}}
+    count_steps = ("inserts", "status and scope changes", "deletes", "truncated")
+    assert counts == {f"{step} {scope}": True for step in count_steps for scope in SCOPES}
