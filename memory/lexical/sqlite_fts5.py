@@ -4,6 +4,11 @@ Each row also carries its scope as one opaque token (`scope_key`), so a match is
 asked scopes inside the index: filtering an unindexed scope column read every matching row of
 every scope, 19 ms for a document-frequency lookup at 100k memories in 10 scopes against 0.9 ms
 this way.
+
+Every write transaction adds a segment (a b-tree) to a table's index, and FTS5's automerge
+leaves several: 100k memories remembered 256 at a time left ten, and each search reads every
+one (a recall's search 7.5 ms there, 4.1 ms on the same rows in one segment). `tidy` merges
+them (the consolidation pass `tidy_lexical`): the same rows, postings and scores.
 """
 
 from __future__ import annotations
@@ -11,6 +16,9 @@ from __future__ import annotations
 from django.db import connection
 
 from memory.lexical.query import fts_query, scope_key
+
+# A table's index is merged once its writes have left this many segments.
+TIDY_SEGMENTS = 4
 
 
 def _within(match: str, scopes: list[str]) -> str:
@@ -69,3 +77,19 @@ class Fts5Lexical:
                 cursor.execute(" UNION ALL ".join([part] * len(chunk)), params)
                 out.update({term: int(df) for term, df in cursor})
         return out
+
+    def segments(self, kind: str) -> int:
+        """The b-trees the kind's index is made of (every non-empty one has an `_idx` row)."""
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT count(DISTINCT segid) FROM fts_{kind}_idx")
+            return int(cursor.fetchone()[0])
+
+    def tidy(self, kind: str) -> int:
+        """Merge the kind's index into one segment (FTS5 'optimize') when it has at least
+        TIDY_SEGMENTS; the segments merged (0: none)."""
+        held = self.segments(kind)
+        if held < TIDY_SEGMENTS:
+            return 0
+        with connection.cursor() as cursor:
+            cursor.execute(f"INSERT INTO fts_{kind}(fts_{kind}) VALUES ('optimize')")
+        return held
