@@ -17,8 +17,12 @@ from django.db import connection
 
 from memory.lexical.query import fts_query, scope_key
 
-# A table's index is merged once its writes have left this many segments.
-TIDY_SEGMENTS = 4
+# A table's index is merged into one segment once its largest holds less than this share of its
+# pages: after the others, written since, have grown to a third of it. A merge rewrites the
+# whole index, so each row is rewritten a bounded number of times as the store grows, and a
+# few small segments beside a large one (what automerge leaves between merges) cost a search
+# little.
+TIDY_SHARE = 0.75
 
 
 def _within(match: str, scopes: list[str]) -> str:
@@ -78,18 +82,19 @@ class Fts5Lexical:
                 out.update({term: int(df) for term, df in cursor})
         return out
 
-    def segments(self, kind: str) -> int:
-        """The b-trees the kind's index is made of (every non-empty one has an `_idx` row)."""
+    def segments(self, kind: str) -> list[int]:
+        """The leaf pages of each b-tree the kind's index is made of (the `_idx` table names
+        every non-empty one, with its pages' numbers)."""
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT count(DISTINCT segid) FROM fts_{kind}_idx")
-            return int(cursor.fetchone()[0])
+            cursor.execute(f"SELECT max(pgno) FROM fts_{kind}_idx GROUP BY segid")
+            return [int(pages) for (pages,) in cursor.fetchall()]
 
     def tidy(self, kind: str) -> int:
-        """Merge the kind's index into one segment (FTS5 'optimize') when it has at least
-        TIDY_SEGMENTS; the segments merged (0: none)."""
-        held = self.segments(kind)
-        if held < TIDY_SEGMENTS:
+        """Merge the kind's index into one segment (FTS5 'optimize') when its largest holds
+        less than TIDY_SHARE of its pages; the segments merged (0: none)."""
+        pages = self.segments(kind)
+        if len(pages) < 2 or max(pages) >= TIDY_SHARE * sum(pages):
             return 0
         with connection.cursor() as cursor:
             cursor.execute(f"INSERT INTO fts_{kind}(fts_{kind}) VALUES ('optimize')")
-        return held
+        return len(pages)
