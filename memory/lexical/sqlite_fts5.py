@@ -7,8 +7,9 @@ this way.
 
 Every write transaction adds a segment (a b-tree) to a table's index, and FTS5's automerge
 leaves several: 100k memories remembered 256 at a time left ten, and each search reads every
-one (a recall's search 7.5 ms there, 4.1 ms on the same rows in one segment). `tidy` merges
-them (the consolidation pass `tidy_lexical`): the same rows, postings and scores.
+one. Merged, finding a recall's 2.4k matching rows took 1.15 ms of CPU instead of 2.0 and a
+document frequency a third as long; bm25 over the rows found (~6 ms there) is the same. `tidy`
+merges them (the consolidation pass `tidy_lexical`): the same rows, postings and scores.
 """
 
 from __future__ import annotations
