@@ -1,4 +1,5 @@
-"""Passes 6, 7 and 10 (spec §8.3): reinforcement catch-up, exact-duplicate archival, idle reaper.
+"""Passes 6, 7 and 10 (spec §8.3): reinforcement catch-up, exact-duplicate archival, idle reaper;
+and the lexical indexes' upkeep.
 
 The rules themselves live in memory.services (reinforcement §8.2, reaper §6.8); these bodies only
 find the rows that still need them.
@@ -13,6 +14,7 @@ from django.db import transaction
 from django.db.models import Count
 
 from consolidation.services.common import chunks, scoped
+from memory import lexical
 from memory.models import FeedbackEvent, LearningApplication, Memory, Prototype, Support
 from memory.services.reaping import session_reap_idle
 from memory.services.reinforcement import Applied, reinforce_target
@@ -95,3 +97,13 @@ def sessions_reap(
 ) -> dict[str, int]:
     """Idle open sessions closed through the commit path; nothing when the timeout is <= 0."""
     return {"reaped": len(session_reap_idle(now=now))}
+
+
+def lexical_tidy(
+    *, now: datetime, scope: str | None = None, since: datetime | None = None
+) -> dict[str, int]:
+    """The lexical indexes merged into one segment each once writes have left several
+    (memory.lexical.tidy): a search reads every segment. The whole index, whatever `scope`."""
+    with transaction.atomic():
+        merged = lexical.tidy()
+    return {f"{kind}_segments_merged": n for kind, n in merged.items()}

@@ -12,7 +12,12 @@ from consolidation.services.associations import associations_maintain
 from consolidation.services.backfill import embeddings_backfill, episodes_form_pending
 from consolidation.services.consolidated import schemas_consolidate
 from consolidation.services.decay import memories_decay
-from consolidation.services.maintenance import duplicates_archive, feedback_reinforce, sessions_reap
+from consolidation.services.maintenance import (
+    duplicates_archive,
+    feedback_reinforce,
+    lexical_tidy,
+    sessions_reap,
+)
 from consolidation.services.promotion import generalization_promote
 from consolidation.services.prototypes import prototypes_cluster
 from consolidation.services.runs import PassResult, PassSpec, pass_run, pass_run_waiting
@@ -26,6 +31,8 @@ CONSOLIDATION_PASSES: tuple[PassSpec, ...] = (
     PassSpec("reinforce", feedback_reinforce),
     PassSpec("archive_duplicates", duplicates_archive),
     PassSpec("promote_generalization", generalization_promote, full_sweep_every=timedelta(days=1)),
+    # Last: after the passes' own writes.
+    PassSpec("tidy_lexical", lexical_tidy),
 )
 DECAY = PassSpec("decay_unused", memories_decay)
 REAPER = PassSpec("reap_sessions", sessions_reap)

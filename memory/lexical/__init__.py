@@ -27,6 +27,7 @@ __all__ = [
     "rows_with_term",
     "scope_key",
     "search",
+    "tidy",
 ]
 
 
@@ -112,3 +113,15 @@ def document_frequencies(kind: str, terms: list[str], scopes: list[str]) -> dict
     if not scopes:
         return {term: 0 for term in terms}
     return get_engine().document_frequencies(kind, terms, scopes)
+
+
+def tidy() -> dict[str, int]:
+    """Per kind, the index segments the engine merged into one (nothing merged: left out).
+    An engine whose index needs no merging (PostgreSQL's GIN) has no `tidy`, and nothing is
+    done."""
+    engine = get_engine()
+    merge = getattr(engine, "tidy", None)
+    if merge is None:
+        return {}
+    merged = {kind: int(merge(kind)) for kind in FTS_KINDS}
+    return {kind: n for kind, n in merged.items() if n}

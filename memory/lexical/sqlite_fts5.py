@@ -4,6 +4,12 @@ Each row also carries its scope as one opaque token (`scope_key`), so a match is
 asked scopes inside the index: filtering an unindexed scope column read every matching row of
 every scope, 19 ms for a document-frequency lookup at 100k memories in 10 scopes against 0.9 ms
 this way.
+
+Every write transaction adds a segment (a b-tree) to a table's index, and FTS5's automerge
+leaves several: 100k memories remembered 256 at a time left ten, and each search reads every
+one. Merged, finding a recall's 2.4k matching rows took 1.15 ms of CPU instead of 2.0 and a
+document frequency a third as long; bm25 over the rows found (~6 ms there) is the same. `tidy`
+merges them (the consolidation pass `tidy_lexical`): the same rows, postings and scores.
 """
 
 from __future__ import annotations
@@ -11,6 +17,13 @@ from __future__ import annotations
 from django.db import connection
 
 from memory.lexical.query import fts_query, scope_key
+
+# A table's index is merged into one segment once its largest holds less than this share of its
+# pages: after the others, written since, have grown to a third of it. A merge rewrites the
+# whole index, so each row is rewritten a bounded number of times as the store grows, and a
+# few small segments beside a large one (what automerge leaves between merges) cost a search
+# little.
+TIDY_SHARE = 0.75
 
 
 def _within(match: str, scopes: list[str]) -> str:
@@ -69,3 +82,20 @@ class Fts5Lexical:
                 cursor.execute(" UNION ALL ".join([part] * len(chunk)), params)
                 out.update({term: int(df) for term, df in cursor})
         return out
+
+    def segments(self, kind: str) -> list[int]:
+        """The leaf pages of each b-tree the kind's index is made of (the `_idx` table names
+        every non-empty one, with its pages' numbers)."""
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT max(pgno) FROM fts_{kind}_idx GROUP BY segid")
+            return [int(pages) for (pages,) in cursor.fetchall()]
+
+    def tidy(self, kind: str) -> int:
+        """Merge the kind's index into one segment (FTS5 'optimize') when its largest holds
+        less than TIDY_SHARE of its pages; the segments merged (0: none)."""
+        pages = self.segments(kind)
+        if len(pages) < 2 or max(pages) >= TIDY_SHARE * sum(pages):
+            return 0
+        with connection.cursor() as cursor:
+            cursor.execute(f"INSERT INTO fts_{kind}(fts_{kind}) VALUES ('optimize')")
+        return len(pages)

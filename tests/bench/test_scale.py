@@ -16,11 +16,12 @@ ENTRY = "import sys; from slowave_site.cli import main; main(sys.argv[1:])"
 
 
 def _bench(
-    tmp_path, *extra: str, store: bool = True, cold_model: bool = False
+    tmp_path, *extra: str, store: bool = True, cold_model: bool = False, models=None
 ) -> subprocess.CompletedProcess[str]:
-    """The bench at 24 memories; its cold process loads the model only when `cold_model`."""
+    """The bench at 24 memories; its cold process loads the model only when `cold_model`.
+    `models`: the SLOWAVE_MODEL_DIR to give it (default: the tests' own, with the export)."""
     env = {**os.environ, "SLOWAVE_HOME": str(tmp_path / "home")}
-    env["SLOWAVE_MODEL_DIR"] = str(settings.SLOWAVE_MODEL_DIR)
+    env["SLOWAVE_MODEL_DIR"] = str(models or settings.SLOWAVE_MODEL_DIR)
     return subprocess.run(
         [
             sys.executable,
@@ -60,6 +61,20 @@ def test_it_measures_the_named_embedders_each_in_its_own_process(tmp_path):
         assert row["long_64x8000_seconds"] > 0 and row["rss_after_load_mb"] > 0
         # LoCoMo-like turns through memory_remember, in the child's own scratch store
         assert row["remember_turns_per_second"] > 0 and row["remember_turn_chars_mean"] > 100
+
+
+def test_a_first_run_without_an_onnx_export_skips_those_modes_in_one_line(tmp_path):
+    empty = tmp_path / "models"
+    empty.mkdir()
+    done = _bench(tmp_path, "--embedders", "onnx-fp32,onnx-int8", models=empty)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["embedders"] == [] and report["recall_ms"]["p50"] > 0
+    assert sorted(report["embedders_skipped"]) == ["onnx-fp32", "onnx-int8"]
+    said = [line for line in done.stderr.splitlines() if "not measured" in line]
+    assert len(said) == 2 and all("no fresh ONNX export" in line for line in said)
+    assert "Traceback" not in done.stderr
+    assert list(empty.iterdir()) == []  # nothing exported, nothing fetched
 
 
 def test_it_skips_the_embedders_when_told_and_refuses_unknown_ones(tmp_path):

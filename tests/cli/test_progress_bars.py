@@ -45,7 +45,7 @@ def test_consolidate_shows_its_passes_on_a_terminal(tmp_path: Path) -> None:
     assert slowave(tmp_path, "migrate", "-v", "0").code == 0
     out, screen = _on_a_terminal(tmp_path, "consolidate")
     assert "Pass form_pending_episodes" in screen and "Pass promote_generalization" in screen
-    assert len(out.splitlines()) == 8  # the report itself is unchanged, on stdout
+    assert len(out.splitlines()) == 9  # the report itself is unchanged, on stdout
 
 
 def test_no_bar_when_stderr_is_not_a_terminal_or_with_json(tmp_path: Path) -> None:

@@ -32,9 +32,9 @@ def test_it_prints_what_every_pass_did_once():
         "form_pending_episodes",
         "succeeded",
     ]
-    assert len(text.splitlines()) == 10 and "reaped=0" in text
+    assert len(text.splitlines()) == 11 and "reaped=0" in text
     report = json.loads(_call("worker", "--once", "--json"))
-    assert report["ok"] is True and len(report["passes"]) == 10
+    assert report["ok"] is True and len(report["passes"]) == 11
 
 
 def test_it_consolidates_only_the_scope_asked_for():
@@ -90,7 +90,7 @@ def test_it_runs_a_commits_follow_up_inline_when_tasks_are_eager(
     finally:
         app.conf.task_always_eager = False
     runs = WorkerRun.objects.filter(triggered_by="commit", scope=scope)
-    assert runs.count() == 8 and set(runs.values_list("status", flat=True)) == {"succeeded"}
+    assert runs.count() == 9 and set(runs.values_list("status", flat=True)) == {"succeeded"}
 
 
 def test_it_schedules_passes_decay_and_the_reaper():
@@ -120,6 +120,6 @@ def test_it_runs_a_task_whose_requested_at_has_no_offset():
     result = run_passes.apply(
         kwargs={"scope": scope, "triggered_by": "test", "requested_at": "2026-01-01T08:00:00"}
     ).get()
-    assert len(result["passes"]) == 8
+    assert len(result["passes"]) == 9
     statuses = set(WorkerRun.objects.filter(scope=scope).values_list("status", flat=True))
     assert statuses == {"succeeded"}

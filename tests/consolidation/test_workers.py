@@ -34,7 +34,7 @@ def _commit_a_session(mcp: McpClient, scope: str, text: str) -> None:
 
 
 def _commit_run(db_path: Path) -> list[str]:
-    """Passes a commit-triggered run finished, once its last pass (8) is recorded."""
+    """Passes a commit-triggered run finished, once its last pass is recorded."""
     done = [
         name
         for (name,) in rows(
@@ -43,7 +43,7 @@ def _commit_run(db_path: Path) -> list[str]:
             "'commit' AND status = 'succeeded' ORDER BY id",
         )
     ]
-    return done if "promote_generalization" in done else []
+    return done if CONSOLIDATION_PASSES[-1].name in done else []
 
 
 def _stop(process: subprocess.Popen, log: Path) -> None:

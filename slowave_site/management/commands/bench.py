@@ -286,7 +286,14 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if modes:
             self.stderr.write(f"measuring embedders: {', '.join(modes)}")
-            report["embedders"] = measure_modes(Path(settings.SLOWAVE_MODEL_DIR), modes=modes)
+            report["embedders"], skipped = measure_modes(
+                Path(settings.SLOWAVE_MODEL_DIR),
+                modes=modes,
+                source=settings.SLOWAVE_EMBEDDING_MODEL,
+                log=lambda m: self.stderr.write(m),
+            )
+            if skipped:
+                report["embedders_skipped"] = skipped
         self._emit(report, options["out"])
 
     def _locomo(self, options) -> None:
