@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +36,10 @@ from memory.embedders.export_files import (
 # vector by up to a few hundredths: a different embedder, named so.
 BASE_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 # Padded tokens per batch (memory.embedders.base.token_batches says what it measured).
-BATCH_TOKENS = 1024
+BATCH_TOKENS = 384
 INT8_NAME = f"{BASE_NAME}+onnx-int8"
-# Past 4 threads a batch of this small model gains little, and the cores are shared with the
-# other Slowave processes (web, worker, each agent's mcp_serve).
+# Batches run side by side on at most this many threads: the cores are shared with the other
+# Slowave processes (web, worker, each agent's mcp_serve).
 MAX_AUTO_THREADS = 4
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,13 @@ def default_threads() -> int:
 
 
 class _Runtime:
-    """A loaded tokenizer and inference session: pooled, unnormalised vectors for one batch."""
+    """A loaded tokenizer and inference session: pooled, unnormalised vectors of texts.
+
+    The session runs each batch on the calling thread (one intra-op thread); a text list of
+    several batches runs them `threads` at a time on a pool of threads instead. Per-operator
+    threads met at a barrier after each of the graph's ~400 operators: on a shared machine a
+    descheduled thread stalled both, and it spent 1.2x the CPU time of whole batches side by
+    side."""
 
     def __init__(self, directory: Path, *, quantized: bool, threads: int, max_length: int):
         self.max_length = max_length
@@ -61,38 +68,60 @@ class _Runtime:
 
         tokenizer = Tokenizer.from_file(str(directory / TOKENIZER_FILE))
         # The saved tokenizer pads every text to a fixed 128 and truncates there; the model
-        # reads up to max_seq_length (256) tokens and sentence-transformers pads per batch.
+        # reads up to max_seq_length (256) tokens, and each batch is padded to its longest here.
         tokenizer.enable_truncation(max_length=max_length)
-        padding = tokenizer.padding or {}
-        tokenizer.enable_padding(
-            pad_id=padding.get("pad_id", 0),
-            pad_type_id=padding.get("pad_type_id", 0),
-            pad_token=padding.get("pad_token", "[PAD]"),
-        )
+        self.pad_id = int((tokenizer.padding or {}).get("pad_id", 0))
+        tokenizer.no_padding()
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or default_threads()
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.log_severity_level = 3  # errors only: stderr is the agent's log under mcp_serve
         # No arena: it keeps the peak of every batch shape for good (a batch of 64 texts of 256
         # tokens left 1.2 GB resident); plain malloc hands it back (release_memory).
         options.enable_cpu_mem_arena = False
-        # Idle threads sleep instead of spinning: the cores are shared, and a reply waits on
-        # retrieval far longer than on a thread's wake-up.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         path = directory / (INT8_FILE if quantized else FP32_FILE)
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.tokenizer = tokenizer
         self.inputs = {i.name for i in self.session.get_inputs()}
+        self.threads = threads or default_threads()
+        self._pool: ThreadPoolExecutor | None = None
 
-    def run(self, texts: list[str]) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(texts)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        feeds = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": mask,
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-        }
+    def vectors(self, texts: list[str]) -> np.ndarray:
+        """Each distinct text encoded once, in batches of like token counts."""
+        distinct = list(dict.fromkeys(texts))
+        tokens = [e.ids for e in self.tokenizer.encode_batch(distinct)]
+        out = np.zeros((len(distinct), DIMENSIONS), dtype=np.float32)
+
+        def one(rows: list[int]) -> None:
+            out[rows] = self._pooled([tokens[i] for i in rows])
+
+        batches = token_batches([len(t) for t in tokens], budget=BATCH_TOKENS, most=BATCH_SIZE)
+        if len(batches) > 1 and self.threads > 1:
+            list(self._workers().map(one, batches))
+        else:
+            for rows in batches:
+                one(rows)
+        if len(distinct) == len(texts):
+            return out
+        at = {text: row for row, text in enumerate(distinct)}
+        return out[[at[text] for text in texts]]
+
+    def _workers(self) -> ThreadPoolExecutor:
+        if self._pool is None:  # under the embedder's turn: one encode at a time
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="onnx-batch")
+        return self._pool
+
+    def _pooled(self, tokens: list[list[int]]) -> np.ndarray:
+        """Mean pooling of one batch, padded to its longest text."""
+        width = max(map(len, tokens))
+        ids = np.full((len(tokens), width), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(tokens), width), dtype=np.int64)
+        for row, text in enumerate(tokens):
+            ids[row, : len(text)] = text
+            mask[row, : len(text)] = 1
+        # One sequence per text: every token type is 0.
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         (hidden,) = self.session.run(
             ["last_hidden_state"], {k: v for k, v in feeds.items() if k in self.inputs}
         )
@@ -137,7 +166,7 @@ class OnnxEmbedder(LoadedOnce[_Runtime]):
         )
 
     def _run(self, model: _Runtime, texts: list[str], batch_size: int) -> np.ndarray:
-        return model.run(texts)
+        return model.vectors(texts)
 
     def encode(self, texts: list[str], *, yielding: bool = False) -> np.ndarray:
         """`yielding`: long work that steps aside, batch by batch, for any other encode, and
@@ -145,13 +174,5 @@ class OnnxEmbedder(LoadedOnce[_Runtime]):
         runtime = self.load()
         if yielding:
             return self._encode_yielding(runtime, texts)
-        # Longest first, as sentence-transformers orders a batch: the vectors are the same
-        # ones in the same order.
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        batches = token_batches(
-            texts, budget=BATCH_TOKENS, most=BATCH_SIZE, longest=runtime.max_length
-        )
         with self._turns.turn(yielding=False):
-            for rows in batches:
-                out[rows] = runtime.run([texts[i] for i in rows])
-        return _normalise(out)
+            return _normalise(runtime.vectors(texts))

@@ -76,15 +76,29 @@ def test_more_texts_than_a_batch_come_back_in_order(onnx) -> None:
     assert onnx.encode([]).shape == (0, 384)
 
 
-def test_batches_hold_about_a_thousand_padded_tokens_longest_first():
+def test_batches_hold_about_the_budget_in_padded_tokens_longest_first():
     from memory.embedders.base import token_batches
 
-    texts = ["short turn"] * 100 + ["x" * 8000] * 10 + ["y" * 400] * 5
-    batches = token_batches(texts, budget=1024, most=64, longest=256)
-    assert sorted(i for batch in batches for i in batch) == list(range(len(texts)))
-    lengths = [len(texts[batch[0]]) for batch in batches]
-    assert lengths == sorted(lengths, reverse=True)  # the longest texts go first
-    # A batch is sized by its first (longest) text: 256 tokens, four at a time...
-    assert [len(b) for b in batches[:3]] == [4, 4, 4]
-    assert len(batches[3]) == 10  # ...102 tokens, ten
+    lengths = [5] * 100 + [256] * 10 + [100] * 5
+    batches = token_batches(lengths, budget=384, most=64)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    firsts = [lengths[batch[0]] for batch in batches]
+    assert firsts == sorted(firsts, reverse=True)  # the longest texts go first
+    # A batch is sized by its first (longest) text: 256 tokens, one at a time...
+    assert [len(b) for b in batches[:10]] == [1] * 10
+    assert len(batches[10]) == 3  # ...100 tokens, three
     assert max(len(b) for b in batches) == 64  # short texts: capped by `most`
+
+
+def test_a_text_given_twice_comes_back_in_both_places(onnx) -> None:
+    texts = ["Caroline: I went to the lake.", "Melanie: Me too!", "Caroline: I went to the lake."]
+    vectors = onnx.encode(texts)
+    assert vectors.shape == (3, 384)
+    assert np.array_equal(vectors[0], vectors[2])
+    assert float(np.abs(vectors[1] - onnx.encode([texts[1]])[0]).max()) < 1e-6
+
+
+def test_batches_run_side_by_side_give_the_vectors_of_one_thread(onnx) -> None:
+    texts = [f"turn {i}: " + "the lake was calm and cold " * (i % 23) for i in range(150)]
+    alone = OnnxEmbedder(onnx.directory, threads=1).encode(texts)
+    assert float(np.abs(OnnxEmbedder(onnx.directory, threads=2).encode(texts) - alone).max()) < 1e-6
