@@ -37,6 +37,7 @@ from memory.retrieval.cosines import Cosines, memory_cosines
 from memory.retrieval.facets import HEAVY_CUE_CHARS, split_facets, working_cue
 from memory.retrieval.policy import RankingPolicy, active
 from memory.retrieval.scope_facts import scope_facts
+from memory.retrieval import answers
 from memory.retrieval.scored import Cue, Scored
 from memory.retrieval.scoring import coverage, facet_terms, idf
 from memory.retrieval.sessions import session_admits, session_matches
@@ -144,6 +145,7 @@ def _prepare(scope: str, cue: str, facets: list[str], now: datetime, policy: Ran
         long_history=spreads and facts.remembered_sessions >= spread_over,
         past=asks_about_past(cue),
         many=asks_for_many(cue),
+        expects=answers.expected(cue) if policy.answers.weight else None,
     )
 
 

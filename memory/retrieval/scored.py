@@ -41,6 +41,7 @@ class Cue:
     long_history: bool = False  # the scope holds enough sessions to spread over (sessions.py)
     past: bool = False  # the cue asks what happened, not how things stand (tense.py)
     many: bool = False  # the cue asks for a list ("which decorators ...", tense.py)
+    expects: str | None = None  # the kind of answer it asks for ("duration", answers.py)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from memory.models import Memory
-from memory.retrieval import context, speakers, updates
+from memory.retrieval import answers, context, speakers, updates
 from memory.retrieval.candidates import MemoryRow
 from memory.retrieval.policy import RankingPolicy
 from memory.retrieval.scored import Cue, Scored
@@ -132,6 +132,14 @@ def said(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
     """A line said by a speaker the cue names."""
     weight = policy.speakers.said_weight
     return [weight if speakers.speaker(it.obj.content) in cue.words else 0.0 for it in items]
+
+
+def answer(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
+    """An item stating the kind of answer the cue asks for (a duration for "how long")."""
+    shape, weight = cue.expects, policy.answers.weight
+    if not shape or not weight:
+        return [0.0] * len(items)
+    return [weight if answers.holds(shape, it.obj.content) else 0.0 for it in items]
 
 
 def session(items: Items, cue: Cue, policy: RankingPolicy) -> list[float]:
@@ -278,6 +286,7 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("context", neighbour_context, recall_only=True),
     Signal("reply", reply, recall_only=True),
     Signal("said", said),
+    Signal("answer", answer),
     Signal("session", session, recall_only=True, after_admission=True),
     Signal("newer", newer, after_admission=True),
     Signal("session_evidence", session_evidence),
@@ -314,6 +323,7 @@ MEANINGS: dict[str, str] = {
     "context": "a turn next to a strong match gets a share of that match",
     "reply": "the turn right after a question that matches the cue well",
     "said": "a line said by a speaker the cue names",
+    "answer": "it states the kind of answer the cue asks for (a duration for \"how long\")",
     "session": "a turn of a session whose other admitted turns match well",
     "newer": "lifted above an older item saying nearly the same thing (a knowledge update)",
     "session_evidence": "its session matches the cue as a whole (BM25 over the session's turns)",

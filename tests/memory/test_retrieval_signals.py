@@ -586,3 +586,31 @@ def test_a_plural_holds_the_cue_term_its_singular_names():
         ("Mentor: From now on, variables take the prefix 'x_' at their start", 20),
     )
     _moved_only_with("fold_e", "What prefix should variable names start with?", old)
+
+
+def test_a_question_asking_how_long_lifts_the_line_that_states_a_duration():
+    # The bus line holds a number too, but no duration.
+    bus, duration = _facts(
+        "My daily commute to work is on the number 9 bus",
+        "The commute takes 45 minutes each way",
+    )
+    cue = "How long is my daily commute to work?"
+    assert _ranked(cue, policy=_alone("answers", weight=0.0))[0] == bus
+    assert _ranked(cue, policy=ALONE)[0] == duration
+
+
+@pytest.mark.parametrize(
+    "cue, shape",
+    [
+        ("How long is my daily commute to work?", "duration"),
+        ("How much did I spend on the new bike?", "amount"),
+        ("How far is the gym from my flat?", "distance"),
+        ("What time does the standup start?", "clock"),
+        ("How many days ago did I attend the networking event?", None),
+        ("What do I listen to on my commute?", None),
+    ],
+)
+def test_the_kind_of_answer_a_cue_asks_for_is_read_from_its_words(cue, shape):
+    from memory.retrieval import answers
+
+    assert answers.expected(cue) == shape
