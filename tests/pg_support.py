@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import threading
@@ -73,3 +74,17 @@ def fresh_postgres_database(server: Server = "pgvector") -> Iterator[str]:
         yield database_url(admin, name)
     finally:
         _admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def findings_on_postgres(tmp_path, expression: str, imports: str, server: Server = "pgvector"):
+    """JSON of `expression`, evaluated in a fresh process on a new, migrated PostgreSQL database
+    after `imports` (a statement): findings a test gathers there, read back here."""
+    from tests.cli.runner import cli_env, run_python
+
+    code = (
+        f"import json; from django.core.management import call_command; {imports}; "
+        f"call_command('migrate', verbosity=0); print(json.dumps({expression}))"
+    )
+    with fresh_postgres_database(server) as url:
+        env = cli_env(tmp_path, DATABASE_URL=url)
+        return json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])

@@ -9,7 +9,6 @@ TRUNCATE. Runs in a child process on a fresh database of the machine's PostgreSQ
 from __future__ import annotations
 
 import importlib
-import json
 import random
 import threading
 from pathlib import Path
@@ -183,19 +182,14 @@ def scope_count_findings() -> dict[str, bool]:
 
 @pytest.mark.django_db  # nothing here touches SQLite; the findings come from PostgreSQL
 def test_kept_counts_are_the_counted_ones(tmp_path: Path):
-    from tests.cli.runner import cli_env, run_python
-    from tests.pg_support import fresh_postgres_database
+    from tests.pg_support import findings_on_postgres
 
-    code = (
-        "import json; from django.core.management import call_command; "
-        "from tests.memory import test_kept_counts as t; "
-        "call_command('migrate', verbosity=0); print(json.dumps("
-        "[t.frequency_findings(), t.concurrent_findings(), t.scope_count_findings()]))"
+    seen, concurrent, counts = findings_on_postgres(
+        tmp_path,
+        "[t.frequency_findings(), t.concurrent_findings(), t.scope_count_findings()]",
+        "from tests.memory import test_kept_counts as t",
+        "plain",
     )
-    with fresh_postgres_database("plain") as url:
-        env = cli_env(tmp_path, DATABASE_URL=url)
-        out = run_python(tmp_path, code, env=env).strip().splitlines()[-1]
-    seen, concurrent, counts = json.loads(out)
     fold_at = importlib.import_module("memory.migrations.0015_postgres_lexical_frequencies").FOLD_AT
     assert 0 < seen.pop("rows a lexeme holds in a scope, at most") < fold_at
     assert seen == {f"{step} {n}": True for step in STEPS for n in (1, 2)}

@@ -7,7 +7,6 @@ test compares the rows found and the best row where one row holds every term.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -78,16 +77,12 @@ def test_fts5_finds_what_the_parity_test_expects():
 
 @pytest.mark.django_db  # nothing here touches SQLite; the findings come from PostgreSQL
 def test_tsvector_finds_what_the_parity_test_expects(tmp_path: Path):
-    from tests.cli.runner import cli_env, run_python
-    from tests.pg_support import fresh_postgres_database
+    from tests.pg_support import findings_on_postgres
 
-    code = (
-        "import json; from django.core.management import call_command; "
-        "from tests.memory.test_lexical_engines import lexical_findings; "
-        "call_command('migrate', verbosity=0); print(json.dumps(lexical_findings()))"
+    seen = findings_on_postgres(
+        tmp_path,
+        "lexical_findings()",
+        "from tests.memory.test_lexical_engines import lexical_findings",
     )
-    with fresh_postgres_database() as url:
-        env = cli_env(tmp_path, DATABASE_URL=url)
-        seen = json.loads(run_python(tmp_path, code, env=env).strip().splitlines()[-1])
     assert seen.pop("engine") == "tsvector"
     assert seen == EXPECTED
